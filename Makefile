@@ -22,14 +22,21 @@ $(VENV)/.chromium: | $(STAMP)
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@touch $@
 
+# espeak-ng: the fast offline TTS engine of the spoken data (Debian package)
+$(VENV)/.espeak: | $(STAMP)
+	@command -v espeak-ng >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng; }
+	@touch $@
+
 setup: $(STAMP)
 
-## data: the default verified dataset -> data/default (DatasetDict + manifest.json + exports)
-data: $(STAMP)
+## data: the default verified dataset -> data/default (DatasetDict + manifest.json + exports), then its
+## spoken version -> data/speech (user clips verified by ASR, spoken replies, manifest.json, preview.html)
+data: $(STAMP) $(VENV)/.espeak
 	$(PY) -m data_gen
+	$(PY) -m data_gen.speech
 
 ## test: the whole test suite (what CI runs)
-test: $(STAMP) $(VENV)/.chromium
+test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
 	$(PY) -m pytest
 
 ## bench: data generation throughput and rejection rate
@@ -38,6 +45,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_data_gen.py
 	$(PY) benchmarks/bench_eval.py
 	$(PY) benchmarks/bench_train.py
+	$(PY) benchmarks/bench_speech.py
 
 ## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> base vs tuned vs
 ## symbolic on the hackathon 30 and the generated test split -> runs/demo/report.html

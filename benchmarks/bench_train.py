@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-SETUPS = ("trl", "trainer", "toolkit")
+SETUPS = ("trl", "trainer", "toolkit", "toolkit-bf16")
 
 
 def worker(setup: str, steps: int, examples: int) -> dict:
@@ -77,11 +77,12 @@ def worker(setup: str, steps: int, examples: int) -> dict:
         args = TrainingArguments(output_dir="/tmp/bench_tk", per_device_train_batch_size=8, max_steps=steps + 1,
                                  learning_rate=2e-3, report_to=[], use_cpu=True, logging_steps=1000,
                                  save_strategy="no", train_sampling_strategy="group_by_length",
-                                 length_column_name="length", remove_unused_columns=False)
+                                 length_column_name="length", remove_unused_columns=False,
+                                 bf16=setup == "toolkit-bf16")
         collator = Collator(tok.pad_token_id)
         trainer = ToolTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, fmt=fmt,
                               data_collator=lambda rows: (lambda b: (count(b), b)[1])(collator(rows)),
-                              labeled_lm_head=setup == "toolkit", callbacks=[Clock()])
+                              labeled_lm_head=setup.startswith("toolkit"), callbacks=[Clock()])
     trainer.train()
     seconds = time.perf_counter() - timing["t0"]
     return {"setup": setup, "tokens_per_s": timing["tokens"] / seconds, "padding": 1 - timing["tokens"] / timing["padded"],

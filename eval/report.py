@@ -183,6 +183,61 @@ HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair",
         "parse failures", "mean ms"]
 
 
+def snr_label(c: dict) -> str:
+    snr = c.get("snr_db")
+    return "clean" if snr is None else f"{snr:g} dB"
+
+
+def speech_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
+    """F1 by SNR (clean first, then noisier) and the cascade's ASR WER, for runs on spoken cases."""
+    spoken = [r for r in runs if any("audio" in c for c in r.cases)]
+    levels = sorted({snr_label(c) for r in spoken for c in r.cases},
+                    key=lambda k: (k != "clean", -float(k.split()[0]) if k != "clean" else 0))
+    rows = []
+    for r in spoken:
+        row: list[Any] = [r.label, r.suite]
+        for level in levels:
+            f1 = [c["f1"] for c in r.cases if snr_label(c) == level]
+            row.append(sum(f1) / len(f1) if f1 else "")
+        wers = [c["asr_wer"] for c in r.cases if "asr_wer" in c]
+        row.append(sum(wers) / len(wers) if wers else "")
+        rows.append(row)
+    return levels, rows
+
+
+def snr_chart(runs: Sequence[Run]) -> str:
+    import matplotlib.pyplot as plt
+
+    levels, rows = speech_rows(runs)
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for row in rows:
+        pts = [(i, v) for i, v in enumerate(row[2:2 + len(levels)]) if v != ""]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{row[0]} ({Path(row[1]).stem})")
+    ax.set_xticks(range(len(levels)), levels)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("noise (signal-to-noise ratio)")
+    ax.set_ylabel("F1")
+    ax.set_title("speech in: F1 by SNR")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def _heard(c: dict) -> str:
+    if "asr_text" not in c:
+        return ""
+    return (f"<br><span class=muted>ASR heard ({snr_label(c)}, WER {c.get('asr_wer', 0):.2f}):</span> "
+            f"{html.escape(c['asr_text'])}")
+
+
+def _player(path: str | None) -> str:
+    """An embedded player (the report stays one file): WAV clips of a few seconds are small."""
+    if not path or not Path(path).is_file() or Path(path).stat().st_size > 2_000_000:
+        return ""
+    data = base64.b64encode(Path(path).read_bytes()).decode()
+    return f"<br><audio controls preload=metadata src='data:audio/wav;base64,{data}'></audio>"
+
+
 def worst_cases(run: Run, k: int) -> str:
     worst = sorted(run.cases, key=lambda c: (c["f1"], -len(c["expected_calls"])))[:k]
     out = ["<table class=cases><tr><th>case</th><th>F1</th><th>user</th><th>expected</th><th>predicted</th>"
@@ -191,7 +246,7 @@ def worst_cases(run: Run, k: int) -> str:
         sim = any(e.get("simulated") for e in c.get("tool_events", []))
         raw = html.escape(c.get("raw_text", "")[:1500])
         out.append(f"<tr><td>{html.escape(str(c['id']))}</td><td class='num {'bad' if c['f1'] < 1 else 'good'}'>"
-                   f"{c['f1']:.2f}</td><td>{html.escape(c.get('user_text', ''))}</td>"
+                   f"{c['f1']:.2f}</td><td>{html.escape(c.get('user_text', ''))}{_heard(c)}{_player(c.get('audio'))}</td>"
                    f"<td>{_calls(c['expected_calls'])}</td><td>{_calls(c['predicted_calls'])}"
                    f"{'<br><span class=sim>tool results simulated</span>' if sim else ''}</td><td><pre>{raw}</pre></td></tr>")
     out.append("</table>")
@@ -211,6 +266,17 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
         parts.append("<tr>" + "".join(f"<td class=num>{_fmt(v)}</td>" if not isinstance(v, str) else f"<td>{_fmt(v)}</td>"
                                       for v in row) + "</tr>")
     parts.append("</table>")
+    levels, srows = speech_rows(runs)
+    if srows:
+        parts.append("<h2>Speech in</h2><p class=muted>F1 by signal-to-noise ratio of the user clip; ASR WER is the "
+                     "cascade's word error rate against the clip's transcript.</p><table id=speech><tr><th>model</th>"
+                     "<th>suite</th>" + "".join(f"<th>F1 {html.escape(l)}</th>" for l in levels) + "<th>ASR WER</th></tr>")
+        for row in srows:
+            parts.append("<tr>" + "".join(f"<td class=num>{_fmt(v)}</td>" if not isinstance(v, str) else f"<td>{_fmt(v)}</td>"
+                                          for v in row) + "</tr>")
+        parts.append("</table>")
+        if len(levels) > 1:
+            parts.append(f"<img class=chart alt='F1 by SNR' src='data:image/png;base64,{snr_chart(runs)}'>")
     for suite, rs in by_suite.items():
         parts.append(f"<h2>{html.escape(suite)}</h2>")
         parts.append(f"<img class=chart alt='F1 by difficulty' src='data:image/png;base64,{bar_chart('F1 by difficulty', rs, 'f1_by_difficulty')}'>")
@@ -233,6 +299,11 @@ def render_markdown(runs: Sequence[Run], title: str) -> str:
     lines = [f"# {title}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     for row in overview_rows(runs):
         lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |")
+    levels, srows = speech_rows(runs)
+    if srows:
+        head = ["model", "suite", *(f"F1 {l}" for l in levels), "ASR WER"]
+        lines += ["", "## Speech in", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in srows]
     for r in runs:
         lines += ["", f"## {r.label} on {r.suite}", "", "| difficulty | F1 |", "|---|---|"]
         lines += [f"| {k} | {v:.3f} |" for k, v in r.summary.get("f1_by_difficulty", {}).items()]

@@ -31,10 +31,26 @@ def score(cases: Sequence[Case], predictions: Sequence[Prediction], *, repair: b
     return results
 
 
+def _audio_facts(case: Case) -> dict[str, Any]:
+    """Spoken cases: the clip and its noise level (None = clean), for the report's SNR breakdown and players."""
+    clip = case.user_audio
+    if clip is None:
+        return {}
+    snr = clip.meta.get("snr_db")
+    return {"audio": clip.ref, "snr_db": None if snr is None or snr != snr else float(snr)}
+
+
+def resolve_spoken_suite(suite: str) -> str:
+    """Built-in spoken suites (hackathon30_spoken, ..._noisy) are synthesised on first use."""
+    from data_gen.speech.suites import SPOKEN_SUITES, ensure_spoken_suite
+
+    return str(ensure_spoken_suite(suite)) if suite in SPOKEN_SUITES else suite
+
+
 def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "test", repair: bool = False,
              limit: int | None = None, tool_paths: Sequence[str] = ()) -> dict[str, Any]:
     registry = load_registry(tool_paths)
-    cases = load_cases(suite, split=split, limit=limit, registry=registry)
+    cases = load_cases(resolve_spoken_suite(suite), split=split, limit=limit, registry=registry)
     predictions = model.predict(cases)
     variants = {"raw": score(cases, predictions, repair=False), "repaired": score(cases, predictions, repair=True)}
     headline = variants["repaired" if repair else "raw"]
@@ -47,8 +63,8 @@ def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "
             "expected_calls": [c.to_dict() for c in case.expected_calls],
             "raw_predicted_calls": [c.to_dict() for c in pred.calls],
             "f1_without_repair": round(call_f1(case.expected_calls, pred.calls), 4),
-            "user_text": case.user_text, "raw_text": pred.raw_text, "parse_failures": pred.parse_failures,
-            "tools_offered": [t.name for t in case.tools], **pred.details,
+            "user_text": case.transcript, "raw_text": pred.raw_text, "parse_failures": pred.parse_failures,
+            "tools_offered": [t.name for t in case.tools], **_audio_facts(case), **pred.details,
         }, ensure_ascii=False))
     write_text_atomic(out / "predictions.jsonl", "\n".join(lines) + "\n")
     summary = summarize(headline) | {

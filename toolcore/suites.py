@@ -8,11 +8,11 @@ Built-in suites are referred to by name (`hackathon30`); anything else is a path
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .conversation import Conversation, Message
+from .conversation import Conversation, Message, Part
 from .errors import ToolkitError
 from .registry import ToolRegistry, load_registry
 from .schema import Tool, ToolCall
@@ -31,7 +31,20 @@ class Case:
 
     @property
     def user_text(self) -> str:
+        """The last user turn's text ("" for a turn that is only audio: models must not see its transcript)."""
         return self.conversation.user_texts()[-1]
+
+    @property
+    def transcript(self) -> str:
+        """What the last user turn says: its text, or for a spoken turn its clip's transcript (for reports)."""
+        audio = self.user_audio
+        return self.user_text or (str(audio.meta.get("transcript", "")) if audio else "")
+
+    @property
+    def user_audio(self) -> Part | None:
+        """The audio part of the last user turn (spoken suites and speech datasets), if any."""
+        last = [m for m in self.conversation.messages if m.role == "user"][-1]
+        return next((p for p in last.parts if p.type == "audio"), None)
 
     @property
     def tools(self) -> list[Tool]:
@@ -77,10 +90,20 @@ def _case_from_line(d: Any, *, file: str, line: int, registry: ToolRegistry | No
                                file=file, line=line, field=f"expected_calls[{i}].name",
                                fix="add its schema to `tools` or fix the name")
         expected.append(call)
-    messages = [Message.from_dict(m, where=f"messages[{i}]") for i, m in enumerate(d["messages"])]
+    messages = [_with_local_media(Message.from_dict(m, where=f"messages[{i}]"), Path(file).parent)
+                for i, m in enumerate(d["messages"])]
     if not any(m.role == "user" for m in messages):
         raise ToolkitError("no user message", file=file, line=line, field="messages")
     return Case(str(d["id"]), difficulty, Conversation(messages, tools), expected, d)
+
+
+def _with_local_media(message: Message, folder: Path) -> Message:
+    """Audio/image refs relative to the suite file become absolute paths."""
+    if all(p.type == "text" or "://" in p.ref or Path(p.ref).is_absolute() for p in message.parts):
+        return message
+    parts = [p if p.type == "text" or "://" in p.ref or Path(p.ref).is_absolute()
+             else replace(p, ref=str((folder / p.ref).resolve())) for p in message.parts]
+    return replace(message, parts=parts)
 
 
 def load_suite(suite: str | Path, registry: ToolRegistry | None = None) -> list[Case]:
@@ -130,28 +153,42 @@ class ConversationReader:
         return Conversation(msgs, [self.tool(t) for t in json.loads(row["tools"])])
 
 
+def load_split(path: str | Path, split: str, *, field: str = "split"):
+    """One split of a generated dataset folder (data_gen / data_gen.speech output), with clear errors."""
+    from datasets import load_from_disk
+
+    path = Path(path)
+    if not (path / "dataset_dict.json").exists():
+        raise ToolkitError("not a dataset folder (no dataset_dict.json)", file=str(path), field=field,
+                           fix="run `make data` first, or give a data_gen output folder (or a suite JSONL file)")
+    dd = load_from_disk(str(path))
+    if split not in dd:
+        raise ToolkitError(f"no split {split!r} (has {', '.join(dd)})", file=str(path), field=field)
+    return dd[split]
+
+
 def cases_from_dataset(path: str | Path, split: str = "test", limit: int | None = None,
                        shuffle_seed: int | None = None) -> list[Case]:
     """A split of a generated dataset (data_gen's output folder) as eval cases: the conversation up
     to its last user turn (earlier turns included) and the calls that answer it. With a seed, the
     split is shuffled before the first `limit` rows are taken."""
-    from datasets import load_from_disk
-
     path = Path(path)
-    if not (path / "dataset_dict.json").exists():
-        raise ToolkitError("not a dataset folder (no dataset_dict.json)", file=str(path),
-                           fix="run `make data` or give a suite JSONL file")
-    dd = load_from_disk(str(path))
-    if split not in dd:
-        raise ToolkitError(f"no split {split!r} (has {', '.join(dd)})", file=str(path), field="split")
-    ds = dd[split] if shuffle_seed is None else dd[split].shuffle(seed=shuffle_seed)
+    ds = load_split(path, split)
+    ds = ds if shuffle_seed is None else ds.shuffle(seed=shuffle_seed)
     if limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     read = ConversationReader()
     cases = []
     for row in ds:
         expected = [ToolCall.from_dict(c) for c in json.loads(row["expected_calls"])]
-        cases.append(Case(row["id"], difficulty_for(len(expected)), read(row).up_to_last_user(), expected, dict(row)))
+        conv = read(row).up_to_last_user()
+        if row.get("user_audio"):   # a spoken dataset (data_gen.speech): the turn is the clip alone,
+            # as in the spoken suites (a text model must not read what it is meant to hear)
+            clip = Part("audio", ref=str((path / row["user_audio"]).resolve()), meta={
+                "transcript": row["user_text"], "spoken_text": row.get("spoken_text", ""),
+                "snr_db": row.get("snr_db"), "voice": row.get("voice", "")})
+            conv.messages[-1] = replace(conv.messages[-1], parts=[clip])
+        cases.append(Case(row["id"], difficulty_for(len(expected)), conv, expected, dict(row)))
     return cases
 
 

@@ -36,6 +36,9 @@ class FamilyConfig:
     # how rows of tool tokens the tokenizer lacks are initialised: "mean" of all embeddings, or
     # "description": the mean embedding of the token's words ("tool call start")
     new_token_init: str = "description"
+    # which training path: causal_lm (any Hugging Face causal LM) or lfm2_audio (LiquidAI's
+    # LFM2-Audio through the liquid-audio package: speech in, calls and spoken answers out)
+    kind: str = "causal_lm"
 
 
 @dataclass
@@ -79,6 +82,14 @@ class TrainingConfig:
     # project only labelled positions through the LM head (about a quarter of the tokens)
     labeled_lm_head: bool = True
     gradient_checkpointing: bool = False
+    # (*) bf16 autocast around forward/backward, weights and optimizer state stay fp32 (family.dtype).
+    # On CPUs with AVX512-BF16/AMX the matmuls run about 2x faster (this machine: 374 vs 182 GFLOP/s;
+    # 1.65x real tokens/s end to end). On CUDA, family.dtype=bfloat16 turns it on by itself.
+    bf16_autocast: bool = False
+    # lfm2_audio only: loss = text_loss_weight * text loss + audio_loss_weight * audio loss (each a mean
+    # over the assistant's supervised text tokens / spoken-answer audio frames)
+    text_loss_weight: float = 1.0
+    audio_loss_weight: float = 1.0
     # CPU threads (null: torch's default)
     threads: int | None = None
     # data-parallel gradient sync; false is a negative control for tests (ranks drift apart)
@@ -108,6 +119,15 @@ class TrainConfig:
             raise _bad("family.new_token_init", f"unknown init {self.family.new_token_init!r}", "use mean or description")
         if self.family.dtype not in ("float32", "bfloat16", "float16"):
             raise _bad("family.dtype", f"unknown dtype {self.family.dtype!r}", "use float32, bfloat16 or float16")
+        if self.training.bf16_autocast and self.family.dtype == "float16":
+            raise _bad("training.bf16_autocast", "bf16 autocast over float16 weights mixes two half formats",
+                       "set family.dtype=float32 (or bfloat16)")
+        if self.family.kind not in ("causal_lm", "lfm2_audio"):
+            raise _bad("family.kind", f"unknown kind {self.family.kind!r}", "use causal_lm or lfm2_audio")
+        if min(self.training.text_loss_weight, self.training.audio_loss_weight) < 0 or \
+                self.training.text_loss_weight == self.training.audio_loss_weight == 0:
+            raise _bad("training.text_loss_weight", "loss weights must be >= 0 and not both 0",
+                       "e.g. text_loss_weight=1.0 audio_loss_weight=0.5")
         if self.lora.r <= 0:
             raise _bad("lora.r", "must be positive")
         t = self.training

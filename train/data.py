@@ -27,16 +27,9 @@ def manifest_hash(path: str | Path) -> str:
 
 
 def load_split(cfg: DataConfig, split: str):
-    from datasets import load_from_disk
+    from toolcore.suites import load_split as load
 
-    path = Path(cfg.path)
-    if not (path / "dataset_dict.json").exists():
-        raise ToolkitError("not a dataset folder (no dataset_dict.json)", file=str(path), field="data.path",
-                           fix="run `make data` first or point data.path at a data_gen output folder")
-    dd = load_from_disk(str(path))
-    if split not in dd:
-        raise ToolkitError(f"dataset has no {split!r} split", file=str(path), field="data.path")
-    return dd[split]
+    return load(cfg.path, split, field="data.path")
 
 
 def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat, limit: int | None = None):

@@ -42,6 +42,10 @@ def latest_checkpoint(folder: Path) -> str | None:
 
 
 def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str, Any]:
+    if cfg.family.kind == "lfm2_audio":   # speech in, calls + spoken answers out: liquid-audio's model
+        from .lfm2_audio.run import train as train_audio
+        return train_audio(cfg, extra_callbacks=extra_callbacks)
+
     import torch
     from omegaconf import OmegaConf
     from peft import get_peft_model
@@ -90,7 +94,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         remove_unused_columns=False, use_cpu=not cuda,
         ddp_backend="gloo" if not cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1 else None,
         ddp_find_unused_parameters=False, activation_checkpointing=t.gradient_checkpointing,
-        bf16=cfg.family.dtype == "bfloat16" and cuda, dataloader_num_workers=0, save_only_model=False,
+        bf16=t.bf16_autocast or (cfg.family.dtype == "bfloat16" and cuda), dataloader_num_workers=0, save_only_model=False,
     )
     trainer = ToolTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=train_ds.select(range(1)),
                           data_collator=Collator(tok.pad_token_id), processing_class=tok, fmt=fmt, f1_cases=cases,

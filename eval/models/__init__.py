@@ -9,7 +9,10 @@ def __getattr__(name: str):
     if name == "HFModel":   # imports torch: only when a config asks for it
         from .hf import HFModel
         return HFModel
+    if name == "LFM2AudioModel":   # imports torch and liquid_audio: only when a config asks for it
+        from .lfm2_audio import LFM2AudioModel
+        return LFM2AudioModel
     raise AttributeError(name)
 
 
-__all__ = ["HFModel", "Model", "Prediction", "SymbolicModel"]
+__all__ = ["HFModel", "LFM2AudioModel", "Model", "Prediction", "SymbolicModel"]
