@@ -45,6 +45,13 @@ def test_espeak_and_piper_produce_speech_of_plausible_length():
         assert np.abs(x).max() > 0.05 and np.isfinite(x).all()
 
 
+def test_synthesis_is_deterministic():
+    for engine, voice in (("espeak", "en-us+f2"), ("piper", "en_US-joe-medium")):
+        v = Voice(engine, voice, 1.1, 60)
+        a, b = get_engine(engine).synthesize("play some jazz", v)[0], get_engine(engine).synthesize("play some jazz", v)[0]
+        assert np.array_equal(a, b), engine
+
+
 def test_rate_changes_duration_and_text_is_never_an_option():
     slow, fast = speak("the quick brown fox jumps", rate=0.8), speak("the quick brown fox jumps", rate=1.25)
     assert len(slow) > 1.3 * len(fast)

@@ -115,13 +115,16 @@ def run_shard(cfg: SpeechConfig, root: Path, shard: Shard) -> dict[str, Any]:
         clips = [_attempt_clip(cfg, root, shard.split, row, attempt) for row in pending]
         timing["synth_s"] += time.perf_counter() - t
         timing["user_audio_s"] += sum(c["seconds"] for c in clips)
-        # clips already verified in an earlier (killed) run keep their result
-        todo = [i for i, c in enumerate(clips) if not _check_path(root, c["rel"]).exists()]
-        t = time.perf_counter()
-        checks = check_clips(_ASR, [clips[i]["audio"] for i in todo], [clips[i]["spoken_text"] for i in todo]) if todo else []
-        timing["asr_s"] += time.perf_counter() - t
-        for i, ch in zip(todo, checks):
-            write_text_atomic(_check_path(root, clips[i]["rel"]), json.dumps({"asr_text": ch.asr_text, "wer": ch.wer}))
+        # clips already verified in an earlier (killed) run keep their result; when any is missing the
+        # whole batch is transcribed again, so every clip shares its Whisper window with the same
+        # neighbours as in an uninterrupted run (the packing changes what Whisper hears at the edges)
+        if any(not _check_path(root, c["rel"]).exists() for c in clips):
+            t = time.perf_counter()
+            checks = check_clips(_ASR, [c["audio"] for c in clips], [c["spoken_text"] for c in clips])
+            timing["asr_s"] += time.perf_counter() - t
+            for clip, ch in zip(clips, checks):
+                if not _check_path(root, clip["rel"]).exists():
+                    write_text_atomic(_check_path(root, clip["rel"]), json.dumps({"asr_text": ch.asr_text, "wer": ch.wer}))
         still = []
         for row, clip in zip(pending, clips):
             check = json.loads(_check_path(root, clip["rel"]).read_text())
@@ -289,6 +292,8 @@ def finalize(cfg: SpeechConfig, work: Path, out: Path, results: dict, wall: floa
                         (work / rel).unlink(missing_ok=True)
         if rows:
             splits[split] = rows
+    for sidecar in (work / "audio").rglob("*.json"):   # resume bookkeeping; the rows hold these facts now
+        sidecar.unlink()
     tmp = work / "_dataset"
     shutil.rmtree(tmp, ignore_errors=True)
     DatasetDict({s: Dataset.from_list(rows) for s, rows in splits.items()}).save_to_disk(str(tmp))

@@ -121,7 +121,10 @@ class PiperEngine:
 
         buf = io.BytesIO()
         with wave.open(buf, "wb") as w:
-            self._voice.synthesize_wav(text, w, syn_config=SynthesisConfig(length_scale=1.0 / voice.rate))
+            # no sampling noise: VITS draws it from an unseeded generator inside the ONNX graph, so a
+            # clip would change from run to run (and a resumed run would not match an uninterrupted one)
+            self._voice.synthesize_wav(text, w, syn_config=SynthesisConfig(
+                length_scale=1.0 / voice.rate, noise_scale=0.0, noise_w_scale=0.0))
         buf.seek(0)
         with wave.open(buf, "rb") as w:
             rate, frames = w.getframerate(), w.readframes(w.getnframes())
