@@ -44,10 +44,7 @@ class CascadeModel:
         preds = self.inner.predict(heard)
         out = []
         for case, text, pred in zip(cases, texts, preds):
-            clip = case.user_audio
-            snr = clip.meta.get("snr_db")
-            details = {**pred.details, "asr_text": text, "audio": clip.ref,
-                       "snr_db": None if snr is None or snr != snr else float(snr)}
+            details = {**pred.details, "asr_text": text}   # the runner adds the clip and its SNR for every model
             if case.transcript:
                 details["asr_wer"] = round(wer(case.transcript, text), 4)
             out.append(replace(pred, details=details, latency_ms=pred.latency_ms + asr_s * 1000 / len(cases)))
