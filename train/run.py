@@ -41,18 +41,10 @@ def latest_checkpoint(folder: Path) -> str | None:
     return str(found[-1]) if found else None
 
 
-def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str, Any]:
-    if cfg.family.kind == "lfm2_audio":   # speech in, calls + spoken answers out: liquid-audio's model
-        from .lfm2_audio.run import train as train_audio
-        return train_audio(cfg, extra_callbacks=extra_callbacks)
-
+def prepare_run(cfg: TrainConfig) -> tuple[Path, str]:
+    """What every training path does first: threads, seed, output folder, W&B settings, the dataset's
+    manifest hash. Returns (output folder, manifest hash)."""
     import torch
-    from omegaconf import OmegaConf
-    from peft import get_peft_model
-    from transformers import TrainingArguments
-
-    from .trainer import ToolTrainer
-
     from transformers import set_seed
 
     if cfg.training.threads:
@@ -65,7 +57,22 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     os.environ.setdefault("WANDB_MODE", cfg.wandb_mode)
     os.environ.setdefault("WANDB_PROJECT", cfg.wandb_project)
     os.environ.setdefault("WANDB_DIR", str(out))
-    data_hash = manifest_hash(cfg.data.path)
+    return out, manifest_hash(cfg.data.path)
+
+
+def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str, Any]:
+    if cfg.family.kind == "lfm2_audio":   # speech in, calls + spoken answers out: liquid-audio's model
+        from .lfm2_audio.run import train as train_audio
+        return train_audio(cfg, extra_callbacks=extra_callbacks)
+
+    import torch
+    from omegaconf import OmegaConf
+    from peft import get_peft_model
+    from transformers import TrainingArguments
+
+    from .trainer import ToolTrainer
+
+    out, data_hash = prepare_run(cfg)
 
     fmt = get_format(cfg.family.format)
     tok = load_tokenizer(cfg.family.path, trust_remote_code=cfg.family.trust_remote_code)

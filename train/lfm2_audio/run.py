@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from statistics import mean
 from typing import Any, Sequence
 
@@ -30,8 +29,7 @@ from toolcore.errors import ToolkitError
 from toolcore.formats import get_format
 
 from ..config import TrainConfig
-from ..data import manifest_hash
-from ..run import latest_checkpoint
+from ..run import latest_checkpoint, prepare_run
 from . import load_model, load_processor, resolve_dtype
 from .data import AudioCollator, checkpoint_config, make_mapper, model_input, preprocess_split, speech_cases
 
@@ -189,15 +187,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     from transformers import TrainingArguments, set_seed
 
     t = cfg.training
-    if t.threads:
-        torch.set_num_threads(t.threads)
-    set_seed(t.seed)
-    out = Path(cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("WANDB_MODE", cfg.wandb_mode)
-    os.environ.setdefault("WANDB_PROJECT", cfg.wandb_project)
-    os.environ.setdefault("WANDB_DIR", str(out))
-    data_hash = manifest_hash(cfg.data.path)
+    out, data_hash = prepare_run(cfg)
     cuda = torch.cuda.is_available()
     # weights are loaded on the CPU and the Trainer moves them: one code path for CPU, GPU and DDP
     dtype = resolve_dtype(cfg.family.dtype, "cuda" if cuda else "cpu")
