@@ -39,7 +39,7 @@ data: $(STAMP) $(VENV)/.espeak
 test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
 	$(PY) -m pytest
 
-## bench: data generation throughput and rejection rate
+## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_data_gen.py
