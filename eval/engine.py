@@ -301,19 +301,9 @@ class ToolLoopEngine:
         r.ids += cont_ids
 
     def _execute(self, call: ToolCall, conv: Conversation) -> ToolEvent:
-        t0 = time.perf_counter()
-        tool = next((t for t in conv.tools if t.name == call.name), None)
-        if tool is None:
-            res = ToolResult(False, {"error": f"unknown tool {call.name!r}"})
-        else:
-            future = self.pool.submit(execute, tool, call.arguments, self.context())
-            try:
-                res = future.result(timeout=self.cfg.tool_timeout_s)
-            except FutureTimeout:
-                res = ToolResult(False, {"error": f"timed out after {self.cfg.tool_timeout_s}s"})
-        ms = (time.perf_counter() - t0) * 1000
-        self.timing.tools_s += ms / 1000
-        return ToolEvent(call, res.content, res.simulated, None if res.ok else str(res.content.get("error")), ms)
+        ev = run_tool(call, conv, self.pool, self.context, self.cfg.tool_timeout_s)
+        self.timing.tools_s += ev.ms / 1000
+        return ev
 
     def _close(self, r: _Row, reason: str, t_start: float) -> None:
         if r.segment:
@@ -326,6 +316,24 @@ class ToolLoopEngine:
         r.done = True
         r.out.stop_reason = reason
         r.out.latency_ms = (time.perf_counter() - t_start) * 1000
+
+
+def run_tool(call: ToolCall, conv: Conversation, pool: ThreadPoolExecutor,
+             context: Callable[[], ExecutionContext], timeout_s: float) -> ToolEvent:
+    """Run one call against the conversation's tools in a worker thread with a timeout. Never raises:
+    an unknown tool, an exception or a timeout becomes an error result the model gets to read."""
+    t0 = time.perf_counter()
+    tool = next((t for t in conv.tools if t.name == call.name), None)
+    if tool is None:
+        res = ToolResult(False, {"error": f"unknown tool {call.name!r}"})
+    else:
+        future = pool.submit(execute, tool, call.arguments, context())
+        try:
+            res = future.result(timeout=timeout_s)
+        except FutureTimeout:
+            res = ToolResult(False, {"error": f"timed out after {timeout_s}s"})
+    ms = (time.perf_counter() - t0) * 1000
+    return ToolEvent(call, res.content, res.simulated, None if res.ok else str(res.content.get("error")), ms)
 
 
 def default_context() -> ExecutionContext:

@@ -28,19 +28,18 @@ import json
 import re
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from toolcore.conversation import Conversation, Message, Part
 from toolcore.errors import ToolkitError
-from toolcore.executors import ExecutionContext, ToolResult, execute
 from toolcore.formats import ChatFormat, get_format
 from toolcore.schema import ToolCall
 from toolcore.suites import Case
 
-from ..engine import ToolEvent, default_context
+from ..engine import ToolEvent, default_context, run_tool
 from .base import Prediction
 
 EOA = 2048   # liquid_audio's end-of-audio code (the audio vocabulary is 2048 codes + 1)
@@ -237,19 +236,7 @@ class ToolLoop:
         return text_ids, frames, modality, "max_new_tokens"
 
     def _execute(self, call: ToolCall, conv: Conversation) -> ToolEvent:
-        t0 = time.perf_counter()
-        tool = next((t for t in conv.tools if t.name == call.name), None)
-        if tool is None:
-            res = ToolResult(False, {"error": f"unknown tool {call.name!r}"})
-        else:
-            ctx: ExecutionContext = self.context()
-            future = self.pool.submit(execute, tool, call.arguments, ctx)
-            try:
-                res = future.result(timeout=self.tool_timeout_s)
-            except FutureTimeout:
-                res = ToolResult(False, {"error": f"timed out after {self.tool_timeout_s}s"})
-        ms = (time.perf_counter() - t0) * 1000
-        return ToolEvent(call, res.content, res.simulated, None if res.ok else str(res.content.get("error")), ms)
+        return run_tool(call, conv, self.pool, self.context, self.tool_timeout_s)
 
 
 def _strip_markers(text: str) -> str:
