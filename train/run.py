@@ -66,7 +66,6 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         return train_audio(cfg, extra_callbacks=extra_callbacks)
 
     import torch
-    from omegaconf import OmegaConf
     from peft import get_peft_model
     from transformers import TrainingArguments
 
@@ -107,11 +106,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
                           data_collator=Collator(tok.pad_token_id), processing_class=tok, fmt=fmt, f1_cases=cases,
                           eval_max_new_tokens=t.eval_max_new_tokens, labeled_lm_head=t.labeled_lm_head,
                           ddp_sync=t.ddp_sync, callbacks=extra_callbacks or [])
-    resume = latest_checkpoint(out / "checkpoints") if cfg.resume else None
-    t0 = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=resume)
-    seconds = time.perf_counter() - t0
-    final = trainer.evaluate() if evaluating else {}
+    seconds, run_facts = fit(trainer, cfg, out, evaluating)
 
     if t.dump_rank_weights:
         from safetensors.torch import save_file
@@ -132,13 +127,32 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
             "new_tool_tokens": {tok.convert_ids_to_tokens(i): i for i in new_ids},
             "new_token_init": cfg.family.new_token_init, "trainable_parameters": trainable,
             "adapter_bytes": size, "train_examples": len(train_ds), "dropped_too_long": dropped,
-            "steps": trainer.state.global_step, "train_seconds": round(seconds, 1),
-            "train_loss": round(result.training_loss, 4), "resumed_from": resume,
             "real_tokens_per_second": round(trainer.real_tokens / seconds, 1) if seconds else None,
-            "loss_history": [h for h in trainer.state.log_history if "loss" in h],
-            "f1_history": trainer.f1_history, "final": final,
-            "best_checkpoint": trainer.state.best_model_checkpoint,
+            **run_facts,
         }
-        (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.structured(cfg)))
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        write_run_files(out, cfg, metrics)
     return metrics
+
+
+def fit(trainer: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> tuple[float, dict[str, Any]]:
+    """Train (resuming from the newest checkpoint when `cfg.resume`), then score the kept model once
+    more. Returns the training seconds and the facts every training path records in metrics.json."""
+    resume = latest_checkpoint(out / "checkpoints") if cfg.resume else None
+    t0 = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=resume)
+    seconds = time.perf_counter() - t0
+    final = trainer.evaluate() if evaluating else {}
+    return seconds, {
+        "steps": trainer.state.global_step, "train_seconds": round(seconds, 1),
+        "train_loss": round(result.training_loss, 4), "resumed_from": resume,
+        "loss_history": [h for h in trainer.state.log_history if "loss" in h],
+        "f1_history": trainer.f1_history, "final": final, "best_checkpoint": trainer.state.best_model_checkpoint,
+    }
+
+
+def write_run_files(out: Path, cfg: TrainConfig, metrics: dict[str, Any]) -> None:
+    """The exact resolved config and the metrics, beside the adapter."""
+    from omegaconf import OmegaConf
+
+    (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.structured(cfg)))
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2))

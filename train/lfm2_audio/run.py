@@ -19,7 +19,6 @@ preprocessed/ (mapper output cached per split: mel features and Mimi codes are c
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from statistics import mean
@@ -29,7 +28,7 @@ from toolcore.errors import ToolkitError
 from toolcore.formats import get_format
 
 from ..config import TrainConfig
-from ..run import latest_checkpoint, prepare_run
+from ..run import fit, prepare_run, write_run_files
 from . import load_model, load_processor, resolve_dtype
 from .data import AudioCollator, checkpoint_config, make_mapper, model_input, preprocess_split, speech_cases
 
@@ -182,7 +181,6 @@ def _unwrap(model: Any) -> Any:
 
 def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str, Any]:
     import torch
-    from omegaconf import OmegaConf
     from peft import get_peft_model
     from transformers import TrainingArguments, set_seed
 
@@ -257,11 +255,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         data_collator=AudioCollator(), processing_class=proc.text, text_weight=t.text_loss_weight,
         audio_weight=t.audio_loss_weight, val_dataset=val_ds, f1_cases=f1_cases, fmt=fmt, processor=proc,
         eval_max_new_tokens=t.eval_max_new_tokens, callbacks=extra_callbacks or [])
-    resume = latest_checkpoint(out / "checkpoints") if cfg.resume else None
-    t0 = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=resume)
-    seconds = time.perf_counter() - t0
-    final = trainer.evaluate() if evaluating else {}
+    seconds, run_facts = fit(trainer, cfg, out, evaluating)
 
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
@@ -272,7 +266,6 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         peft_model.save_pretrained(str(adapter), save_embedding_layers=False)
         proc.text.save_pretrained(str(adapter))
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
-        history = [h for h in trainer.state.log_history if "loss" in h]
         metrics = {
             "family": "lfm2_audio", "base_model": cfg.family.path, "format": fmt.name, "dataset": cfg.data.path,
             "dataset_manifest_sha256_16": data_hash,
@@ -281,14 +274,10 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
             "train_examples": len(train_ds), "dropped_too_long": dropped,
             "spoken_train_examples": int(sum(train_ds["speak"])),
             "text_loss_weight": t.text_loss_weight, "audio_loss_weight": t.audio_loss_weight,
-            "steps": trainer.state.global_step, "train_seconds": round(seconds, 1),
-            "train_loss": round(result.training_loss, 4), "resumed_from": resume,
             # positions of the packed sequences (text tokens + audio-in embeddings + audio-out frames),
             # padding left out: the speech counterpart of the text trainer's real tokens/s
             "real_tokens_per_second": round(trainer.positions / seconds, 1) if seconds else None,
-            "loss_history": history, "f1_history": trainer.f1_history, "final": final,
-            "best_checkpoint": trainer.state.best_model_checkpoint,
+            **run_facts,
         }
-        (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.structured(cfg)))
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
+        write_run_files(out, cfg, metrics)
     return metrics
