@@ -4,7 +4,6 @@ merge giving the same generations, and data-parallel training with two real gloo
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig, Tr
 from train.run import train
 from train.tokens import describe, missing_tool_tokens
 
-from .tiny_models import tiny_llama, tiny_tokenizer
+from .tiny_models import assert_same_safetensors, tiny_llama, tiny_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 FMT = get_format("generic")
@@ -112,11 +111,8 @@ def test_resume_after_a_kill_gives_the_same_adapter(setup, straight):
     assert (root / "resumed" / "checkpoints" / "checkpoint-4").exists()
     metrics = train(cfg)
     assert metrics["resumed_from"].endswith("checkpoint-4")
-    a = load_file(str(root / "straight" / "adapter" / "adapter_model.safetensors"))
-    b = load_file(str(root / "resumed" / "adapter" / "adapter_model.safetensors"))
-    assert a.keys() == b.keys()
-    for k in a:
-        torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-5)
+    assert_same_safetensors(root / "straight" / "adapter" / "adapter_model.safetensors",
+                            root / "resumed" / "adapter" / "adapter_model.safetensors")
 
 
 def test_reloaded_and_merged_adapters_generate_the_same(setup, straight):

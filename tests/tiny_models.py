@@ -38,3 +38,14 @@ def tiny_llama(vocab_size: int, seed: int = 0, hidden: int = 64, layers: int = 2
                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
                       tie_word_embeddings=True)
     return LlamaForCausalLM(cfg).eval()
+
+
+def assert_same_safetensors(a_path, b_path, rtol: float = 1e-4, atol: float = 1e-5) -> None:
+    """Two saved adapters hold the same tensors (the resume-equals-uninterrupted checks)."""
+    import torch
+    from safetensors.torch import load_file
+
+    a, b = load_file(str(a_path)), load_file(str(b_path))
+    assert a.keys() == b.keys()
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=rtol, atol=atol)
