@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import soundfile as sf
 from tqdm.auto import tqdm
 
 from toolcore.audio import REPLY_RATE, USER_RATE, duration, read_wav, resample, sha256_file, write_wav_atomic
@@ -81,15 +82,18 @@ def _attempt_clip(cfg: SpeechConfig, root: Path, split: str, row: dict, attempt:
     facts = {"rel": rel, "voice": voice.key, "spoken_text": spoken, "attempt": attempt}
     path = root / rel
     if path.exists():
-        x, _ = read_wav(path)
         meta_path = path.with_suffix(".meta.json")
         facts["augment"] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        facts["sha256"] = sha256_file(path)
     else:
         x, rate = get_engine(voice.engine).synthesize(spoken, voice)
         x = resample(x, rate, USER_RATE)
         x, facts["augment"] = augment(x, USER_RATE, cfg.augment, rng)
         write_text_atomic(path.with_suffix(".meta.json"), json.dumps(facts["augment"]))
-        write_wav_atomic(path, x, USER_RATE)
+        facts["sha256"] = write_wav_atomic(path, x, USER_RATE)
+    # Whisper hears the stored 16-bit clip, fresh or reused: a resumed run then transcribes exactly
+    # what an uninterrupted one did (the float samples before quantisation differ slightly)
+    x, _ = read_wav(path)
     facts["audio"] = x
     facts["seconds"] = round(duration(x, USER_RATE), 3)
     return facts
@@ -158,18 +162,19 @@ def run_shard(cfg: SpeechConfig, root: Path, shard: Shard) -> dict[str, Any]:
         if reply:
             reply_rel = f"audio/{shard.split}/{row['id']}.reply.wav"
             path = root / reply_rel
-            if not path.exists():
+            if path.exists():
+                reply_sha = sha256_file(path)
+            else:
                 voice = Voice(cfg.reply_engine, cfg.reply_voice)
                 y, rate = get_engine(cfg.reply_engine).synthesize(reply, voice)
-                write_wav_atomic(path, resample(y, rate, REPLY_RATE), REPLY_RATE)
-            reply_sha = sha256_file(path)
-            timing["reply_audio_s"] += duration(read_wav(path)[0], REPLY_RATE)
+                reply_sha = write_wav_atomic(path, resample(y, rate, REPLY_RATE), REPLY_RATE)
+            timing["reply_audio_s"] += sf.info(str(path)).duration   # from the header: no decoding
         aug = clip["augment"]
         rows.append({
             **{k: row[k] for k in ("id", "category", "style", "user_text", "num_calls", "tool_names",
                                    "expected_calls", "messages", "tools")},
             "spoken_text": clip["spoken_text"], "user_audio": clip["rel"],
-            "user_audio_sha256": sha256_file(root / clip["rel"]), "user_seconds": clip["seconds"],
+            "user_audio_sha256": clip["sha256"], "user_seconds": clip["seconds"],
             "reply_text": reply, "reply_audio": reply_rel, "reply_audio_sha256": reply_sha,
             "voice": clip["voice"], "attempts": tries[row["id"]], "asr_text": clip["asr_text"], "wer": clip["wer"],
             "snr_db": float(aug.get("snr_db", math.nan)), "augment": json.dumps(aug, sort_keys=True),
