@@ -45,7 +45,7 @@ def synth(job: tuple[str, list[str], bool, bool]) -> tuple[float, float]:
     if verify:
         from toolcore.asr import WhisperASR
 
-        asr = WhisperASR(threads=1, pack=packed)
+        asr = WhisperASR(threads=1)
     rng = random.Random(0)
     t0 = time.perf_counter()
     clips = []

@@ -4,8 +4,9 @@ The default model is Whisper tiny.en in CTranslate2 form from PyPI's `meeting-no
 Decoding is greedy with no temperature fallback: a clip Whisper cannot read is a rejected clip, and
 re-decoding it at five more temperatures (faster-whisper's default) only burns time.
 Whisper's encoder always sees a 30-second window, so one short clip per call wastes most of it:
-`transcribe_many` packs clips into windows (with a second of silence between them), transcribes each
-window once with word timestamps, and hands every word back to the clip it falls in.
+`transcribe_windows` packs clips into windows (with a second of silence between them) and
+transcribes each window once with word timestamps; data_gen.speech.asr_check gives the words back
+to their clips by alignment.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ class WhisperASR:
     model: str | None = None
     compute_type: str = "int8"
     threads: int = 1
-    pack: bool = True
     # greedy (1) for data verification; a wider beam helps the cascaded baseline on hard audio
     beam_size: int = 1
 
@@ -51,19 +51,6 @@ class WhisperASR:
         segments, _ = self._model.transcribe(audio, language="en", beam_size=self.beam_size, vad_filter=False, temperature=0.0,
                                              condition_on_previous_text=False, without_timestamps=True)
         return " ".join(s.text.strip() for s in segments).strip()
-
-    def transcribe_many(self, clips: Sequence[np.ndarray]) -> list[str]:
-        """16 kHz clips -> transcripts, in order; each word goes to the clip its timestamp falls in
-        (rough at clip edges: verification attributes words by alignment instead, see
-        data_gen.speech.asr_check)."""
-        if not self.pack:
-            return [self.transcribe(c) for c in clips]
-        out = [""] * len(clips)
-        for w in self.transcribe_windows(clips):
-            for i, start, end in w.spans:
-                out[i] = "".join(t for t, a, b in w.words
-                                 if start - GAP_SECONDS / 2 <= (a + b) / 2 < end + GAP_SECONDS / 2).strip()
-        return out
 
     def transcribe_windows(self, clips: Sequence[np.ndarray]) -> list["Window"]:
         """Pack clips into <= 28 s windows (a second of silence around each), one Whisper pass per

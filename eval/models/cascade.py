@@ -25,7 +25,7 @@ class CascadeModel:
 
         self.inner = inner
         self.name = name or f"asr+{inner.name}"
-        self.asr = WhisperASR(model=asr_model, threads=threads, pack=False, beam_size=beam_size)
+        self.asr = WhisperASR(model=asr_model, threads=threads, beam_size=beam_size)
         self.timing: dict[str, float] = {}
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
