@@ -92,12 +92,17 @@ def add_noise(pieces: list[Piece], rng: random.Random, cfg: SurfaceConfig, *, sp
         if idx:
             i = rng.choice(idx)
             words = out[i].text.split(" ")
-            k = rng.randrange(len(words))
-            if spoken and rng.random() < 0.3 and words[k]:
-                words.insert(k, words[k] + ",")           # repetition: "set an, an alarm"
-            else:
-                words.insert(k, rng.choice(FILLERS) + ",")
-            out[i] = Piece(" ".join(words))
+            # only before a word that follows a space (or opens the utterance): a piece that starts
+            # mid-word or right after a slot ("'s number", " on the clock") would glue the filler
+            # to the slot value before it ("maroon 5um, on the clock")
+            spots = [k for k, w in enumerate(words) if w and (k > 0 or i == 0)]
+            if spots:
+                k = rng.choice(spots)
+                if spoken and rng.random() < 0.3:
+                    words.insert(k, words[k] + ",")       # repetition: "set an, an alarm"
+                else:
+                    words.insert(k, rng.choice(FILLERS) + ",")
+                out[i] = Piece(" ".join(words))
     if not spoken and rng.random() < cfg.typo:
         idx = [i for i, p in enumerate(out) if not p.is_slot and re.search(r"[a-z]{4,}", p.text)]
         if idx:

@@ -1,5 +1,6 @@
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,6 +82,23 @@ def test_playbook_normalisation(dataset):
                 assert not a["song"].lower().startswith(("some ", "the song ")), a
             if c["name"] == "get_weather":
                 assert not a["location"].lower().startswith("in ") and "today" not in a["location"].lower()
+
+
+def test_fillers_stand_alone_never_glued_to_a_slot():
+    # a piece after a slot starts with a space (" on the clock"); a filler put before that empty first
+    # "word" used to stick to the slot value: "maroon 5um, on the clock"
+    import random
+
+    from data_gen.surface import FILLERS, Piece, SurfaceConfig, add_noise
+
+    pieces = [Piece("play "), Piece("maroon 5", is_slot=True), Piece(" on the speaker and ring "), Piece("Bob", is_slot=True),
+              Piece("'s phone please")]
+    always = SurfaceConfig(filler=1.0)
+    texts = {"".join(p.text for p in add_noise(pieces, random.Random(seed), always, spoken=spoken))
+             for seed in range(300) for spoken in (True, False)}
+    assert len(texts) > 20 and any(f + "," in t for t in texts for f in FILLERS)
+    for text in texts:
+        assert re.search(r"maroon 5(?: |$)", text) and "Bob's" in text, text
 
 
 def test_no_overlap_with_hackathon(dataset):

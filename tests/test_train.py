@@ -29,7 +29,7 @@ from .tiny_models import assert_same_safetensors, tiny_llama, tiny_tokenizer
 ROOT = Path(__file__).resolve().parents[1]
 FMT = get_format("generic")
 # the 4 logged losses (every 2 steps) of the seeded tiny run; a change here is a behaviour change
-EXPECTED_LOSSES = [6.5286, 6.481, 6.4493, 6.414]
+EXPECTED_LOSSES = [6.5173, 6.4842, 6.5038, 6.4099]
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +51,12 @@ def setup(tmp_path_factory):
     return root, data, base
 
 
-def config(root: Path, data: Path, base: Path, name: str, **training) -> TrainConfig:
+def config(root: Path, data: Path, base: Path, name: str, train_examples: int = 200, **training) -> TrainConfig:
     t = dict(max_steps=8, batch_size=8, learning_rate=3e-3, eval_every=4, logging_steps=2, save_total_limit=3,
              eval_max_new_tokens=24, seed=0)
     t.update(training)
     return TrainConfig(family=FamilyConfig(name="tiny", path=str(base), format="generic", lora_targets="all-linear"),
-                       lora=LoraSettings(r=8, alpha=16), data=DataConfig(path=str(data), train_examples=200,
+                       lora=LoraSettings(r=8, alpha=16), data=DataConfig(path=str(data), train_examples=train_examples,
                                                                         eval_cases=6, max_length=600),
                        training=TrainingConfig(**t), output_dir=str(root / name), wandb_mode="disabled")
 
@@ -72,7 +72,7 @@ def test_loss_goes_down_with_expected_values(straight):
     losses = [h["loss"] for h in metrics["loss_history"]]
     assert len(losses) == 4 and losses[-1] < losses[0]
     if EXPECTED_LOSSES is not None:
-        assert losses == pytest.approx(EXPECTED_LOSSES, rel=0.02)
+        assert losses == pytest.approx(EXPECTED_LOSSES, rel=1e-3)
 
 
 def test_output_folder(straight):
@@ -113,6 +113,45 @@ def test_resume_after_a_kill_gives_the_same_adapter(setup, straight):
     assert metrics["resumed_from"].endswith("checkpoint-4")
     assert_same_safetensors(root / "straight" / "adapter" / "adapter_model.safetensors",
                             root / "resumed" / "adapter" / "adapter_model.safetensors")
+
+
+def test_resume_in_a_later_epoch_gives_the_same_adapter(setup):
+    # 32 examples, batch 8: 4 steps an epoch; killed at step 6, the run resumes inside epoch 2, whose
+    # batch order must come from the sampler's seed + epoch, not from wherever the global RNG stands
+    root, data, base = setup
+    def cfg_for(name: str) -> TrainConfig:
+        cfg = config(root, data, base, name, train_examples=32, eval_every=2, max_steps=8)
+        cfg.data.eval_cases = 0      # checkpoints every 2 steps, no generation passes
+        return cfg
+
+    train(cfg_for("epochs_straight"))
+    cfg = cfg_for("epochs_resumed")
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, extra_callbacks=[Die(6)])
+    assert train(cfg)["resumed_from"].endswith("checkpoint-6")
+    assert_same_safetensors(root / "epochs_straight" / "adapter" / "adapter_model.safetensors",
+                            root / "epochs_resumed" / "adapter" / "adapter_model.safetensors")
+
+
+def test_length_grouped_batches_come_in_shuffled_order():
+    from train.sampler import ShuffledLengthGroupedSampler
+
+    lengths = [(i * 37) % 400 + 20 for i in range(1600)]
+    sampler = ShuffledLengthGroupedSampler(lengths, 8, seed=3)
+    order = list(sampler)
+    assert sorted(order) == list(range(1600))
+    batches = [order[i:i + 8] for i in range(0, 1600, 8)]
+    assert max(lengths[i] for i in batches[0]) == max(lengths)          # an out-of-memory error shows at once
+    # little padding: rows of a batch are close in length ...
+    waste = sum(8 * max(lengths[i] for i in b) - sum(lengths[i] for i in b) for b in batches) / sum(lengths)
+    assert waste < 0.05
+    # ... but long and short batches alternate instead of running long-to-short for 50 steps
+    widths = [max(lengths[i] for i in b) for b in batches]
+    falls = sum(a > b for a, b in zip(widths, widths[1:]))
+    assert 0.3 < falls / (len(widths) - 1) < 0.7
+    assert list(ShuffledLengthGroupedSampler(lengths, 8, seed=3)) == order
+    sampler.set_epoch(1)
+    assert list(sampler) != order
 
 
 def test_reloaded_and_merged_adapters_generate_the_same(setup, straight):

@@ -1,10 +1,11 @@
-"""transformers' Trainer with three additions, nothing home-made where the library does the job:
+"""transformers' Trainer with four additions, nothing home-made where the library does the job:
 
 * the loss projects only labelled positions through the LM head (`logits_to_keep` with the
   positions labelled in any row of the batch): most tokens (system prompt, user, tool results) carry
   no label, and their vocabulary projection (49k x 576 for SmolLM2) would be thrown away;
 * evaluation generates: validation conversations run through the live tool-loop engine and are
   scored with the call-matching F1 (`eval_f1`), which picks the best checkpoint;
+* length-grouped batches served in shuffled order (train/sampler.py), not long-to-short runs;
 * an optional `ddp_sync=false` negative control that trains data-parallel ranks without syncing.
 """
 
@@ -23,6 +24,8 @@ from toolcore.metric import call_f1
 from toolcore.suites import Case
 from toolcore.tokenize import IGNORE
 
+from .sampler import train_sampler
+
 
 class ToolTrainer(Trainer):
     def __init__(self, *args: Any, fmt: ChatFormat, f1_cases: Sequence[Case] = (), eval_max_new_tokens: int = 64,
@@ -37,6 +40,10 @@ class ToolTrainer(Trainer):
         self.model_accepts_loss_kwargs = True
         self.real_tokens = 0
         self.f1_history: list[dict[str, float]] = []
+
+    def _get_train_sampler(self, train_dataset=None):
+        ds = train_dataset if train_dataset is not None else self.train_dataset
+        return train_sampler(self.args, ds) or super()._get_train_sampler(train_dataset)
 
     # ----- loss ---------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

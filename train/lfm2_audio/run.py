@@ -59,21 +59,8 @@ def lora_config(cfg: TrainConfig, token_ids: list[int]):
 def _trainer_class():
     import torch
     from transformers import Trainer
-    from transformers.trainer_pt_utils import LengthGroupedSampler
 
-    class EpochSeededLengthGroupedSampler(LengthGroupedSampler):
-        """transformers' LengthGroupedSampler draws its shuffle from the global RNG and has no set_epoch,
-        so a run resumed after its first epoch batches differently from an uninterrupted one. Here
-        each epoch's order comes from its own generator (data_seed + epoch); accelerate's dataloader
-        calls set_epoch at every epoch, resumed or not."""
-
-        def __init__(self, *args: Any, seed: int = 0, **kwargs: Any):
-            super().__init__(*args, **kwargs)
-            self.seed = seed
-            self.set_epoch(0)
-
-        def set_epoch(self, epoch: int) -> None:
-            self.generator = torch.Generator().manual_seed(self.seed + epoch)
+    from ..sampler import train_sampler
 
     class AudioTrainer(Trainer):
         """transformers' Trainer with LFM2-Audio's loss, per-modality loss logging, and an evaluation
@@ -95,11 +82,7 @@ def _trainer_class():
 
         def _get_train_sampler(self, train_dataset=None):
             ds = train_dataset if train_dataset is not None else self.train_dataset
-            if self.args.train_sampling_strategy != "group_by_length":
-                return super()._get_train_sampler(train_dataset)
-            seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
-            return EpochSeededLengthGroupedSampler(self.args.train_batch_size * self.args.gradient_accumulation_steps,
-                                                   lengths=ds["length"], seed=seed)
+            return train_sampler(self.args, ds) or super()._get_train_sampler(train_dataset)
 
         def weighted(self, out: Any):
             return self.text_weight * out.text_loss + self.audio_weight * out.audio_loss
