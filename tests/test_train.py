@@ -133,6 +133,25 @@ def test_resume_in_a_later_epoch_gives_the_same_adapter(setup):
                             root / "epochs_resumed" / "adapter" / "adapter_model.safetensors")
 
 
+def test_right_padded_rows_need_no_attention_mask(setup):
+    # the trainer drops the mask for right-padded batches: the logits of every real token must not move
+    from train.data import Collator
+    from train.trainer import ToolTrainer
+
+    _, _, base = setup
+    model, tok = load_model_and_tokenizer(str(base))
+    rows = [{"input_ids": list(range(5, 5 + n)), "labels": [1] * n} for n in (9, 4, 7)]
+    batch = Collator(0)(rows)
+    assert ToolTrainer.attention_mask(type("T", (), {"unmasked_right_padding": True})(), batch) is None
+    with torch.no_grad():
+        masked = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        unmasked = model(input_ids=batch["input_ids"]).logits
+    real = batch["attention_mask"].bool()
+    torch.testing.assert_close(unmasked[real], masked[real])
+    left = {**batch, "attention_mask": batch["attention_mask"].flip(1)}
+    assert ToolTrainer.attention_mask(type("T", (), {"unmasked_right_padding": True})(), left) is left["attention_mask"]
+
+
 def test_length_grouped_batches_come_in_shuffled_order():
     from train.sampler import ShuffledLengthGroupedSampler
 
