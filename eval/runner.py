@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from toolcore.files import write_text_atomic
 from toolcore.metric import CaseResult, call_f1, summarize
 from toolcore.registry import load_registry
-from toolcore.suites import Case, load_cases
+from toolcore.suites import SPOKEN_SUITES, Case, load_cases
 
 from .baselines.repair import repair_calls
 from .models.base import Model, Prediction
@@ -42,9 +42,11 @@ def _audio_facts(case: Case) -> dict[str, Any]:
 
 def resolve_spoken_suite(suite: str) -> str:
     """Built-in spoken suites (hackathon30_spoken, ..._noisy) are synthesised on first use."""
-    from data_gen.speech.suites import SPOKEN_SUITES, ensure_spoken_suite
+    if suite not in SPOKEN_SUITES:
+        return suite
+    from data_gen.speech.suites import ensure_spoken_suite   # numpy/scipy/TTS: only when needed
 
-    return str(ensure_spoken_suite(suite)) if suite in SPOKEN_SUITES else suite
+    return str(ensure_spoken_suite(suite))
 
 
 def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "test", repair: bool = False,

@@ -19,6 +19,9 @@ from .schema import Tool, ToolCall
 
 BUILTIN_SUITES = {p.stem: p for p in (Path(__file__).parent / "suites").glob("*.jsonl")}
 DIFFICULTIES = ("easy", "medium", "hard")
+# built-in spoken suites: name -> (text suite spoken, SNRs in dB of the noisy copies; none = clean only).
+# Synthesised on first use by data_gen.speech.suites, which the evaluator imports only for these names.
+SPOKEN_SUITES = {"hackathon30_spoken": ("hackathon30", ()), "hackathon30_spoken_noisy": ("hackathon30", (20.0, 10.0, 5.0))}
 
 
 @dataclass

@@ -21,7 +21,7 @@ import numpy as np
 from toolcore.audio import USER_RATE, resample, write_wav_atomic
 from toolcore.files import write_text_atomic
 from toolcore.hub import cache_dir
-from toolcore.suites import load_suite
+from toolcore.suites import SPOKEN_SUITES, load_suite
 
 from .augment import add_noise
 from .spoken import to_spoken
@@ -29,8 +29,6 @@ from .tts import Voice, get_engine
 
 # the evaluation voice: an espeak-ng variant listed in SpeechConfig.heldout_voices, so no training clip uses it
 EVAL_VOICE = Voice("espeak", "en-us+quincy", 1.0, 50)
-NOISY_SNRS = (20.0, 10.0, 5.0)
-SPOKEN_SUITES = {"hackathon30_spoken": ("hackathon30", ()), "hackathon30_spoken_noisy": ("hackathon30", NOISY_SNRS)}
 VERSION = 1   # bump when the recipe above changes: the cache folder name carries it
 
 
