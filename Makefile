@@ -39,13 +39,15 @@ data: $(STAMP) $(VENV)/.espeak
 test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
 	$(PY) -m pytest
 
-## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification
+## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification;
+## then mean vs description initialisation of the added tool-token rows
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_data_gen.py
 	$(PY) benchmarks/bench_eval.py
 	$(PY) benchmarks/bench_train.py
 	$(PY) benchmarks/bench_speech.py
+	$(PY) benchmarks/bench_token_init.py
 
 ## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> base vs tuned vs
 ## symbolic on the hackathon 30 and the generated test split -> runs/demo/report.html

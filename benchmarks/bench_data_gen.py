@@ -105,7 +105,7 @@ def main() -> None:
     table.add_row("rejection rate", f"{1 - kept / args.attempts:.2%}")
     table.add_row(f"all {cores} cores, verified conv/s", f"{all_rate:,.0f}")
     table.add_row("parallel efficiency (vs cores x single)", f"{all_rate / (cores * rate):.0%}")
-    table.add_row(f"time for the default 25,000 at one core, s", f"{25_000 / rate:.1f}")
+    table.add_row("time for the default 25,000 at one core, s", f"{25_000 / rate:.1f}")
     console.print(table)
 
     reasons = Table(title="rejections by reason (single process)")
