@@ -170,7 +170,11 @@ def test_loss_goes_down_and_outputs(straight, setup):
     assert all("text_loss" in h and "audio_loss" in h for h in metrics["loss_history"])
     assert metrics["spoken_train_examples"] == 4 and metrics["dropped_too_long"] == 0
     assert set(metrics["tool_token_rows"]) == set(FMT.tool_tokens)
-    assert [h["step"] for h in metrics["f1_history"]] == [10, 20, 30, 30]
+    assert [h["step"] for h in metrics["f1_history"]] == [10, 20, 30]
+    # the kept checkpoint is not scored twice: the final scores are the ones logged at its step
+    kept = int(metrics["best_checkpoint"].rsplit("-", 1)[1])
+    logged = next(h for h in metrics["f1_history"] if h["step"] == kept)
+    assert all(metrics["final"][k] == v for k, v in logged.items() if k != "step")
     assert (out / "config.yaml").exists() and (out / "metrics.json").exists()
     # the adapter: LoRA on the backbone only, the tool-token rows, no embedding matrix
     weights = load_file(str(out / "adapter" / "adapter_model.safetensors"))
