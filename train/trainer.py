@@ -1,4 +1,4 @@
-"""transformers' Trainer with four additions, nothing home-made where the library does the job:
+"""transformers' Trainer with five additions, nothing home-made where the library does the job:
 
 * the loss projects only labelled positions through the LM head (`logits_to_keep` with the
   positions labelled in any row of the batch): most tokens (system prompt, user, tool results) carry
@@ -6,6 +6,8 @@
 * evaluation generates: validation conversations run through the live tool-loop engine and are
   scored with the call-matching F1 (`eval_f1`), which picks the best checkpoint;
 * length-grouped batches served in shuffled order (train/sampler.py), not long-to-short runs;
+* no attention mask for right-padded batches (causal masking alone gives the same logits on real
+  tokens); a model with bidirectional attention over its prompt would need unmasked_right_padding=False;
 * an optional `ddp_sync=false` negative control that trains data-parallel ranks without syncing.
 """
 
