@@ -135,8 +135,9 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
 
 
 def fit(trainer: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> tuple[float, dict[str, Any]]:
-    """Train (resuming from the newest checkpoint when `cfg.resume`), then score the kept model once
-    more. Returns the training seconds and the facts every training path records in metrics.json."""
+    """Train (resuming from the newest checkpoint when `cfg.resume`); the final scores are the ones
+    logged at the kept checkpoint (one more pass only when none were logged there). Returns the
+    training seconds and the facts every training path records in metrics.json."""
     resume = latest_checkpoint(out / "checkpoints") if cfg.resume else None
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume)

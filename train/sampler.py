@@ -13,7 +13,7 @@ of the global RNG, so a run resumed in a later epoch batches as the uninterrupte
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import torch
 from torch.utils.data import Sampler
@@ -51,11 +51,16 @@ class ShuffledLengthGroupedSampler(Sampler[int]):
         return len(self.lengths)
 
 
-def train_sampler(args: Any, dataset: Any) -> ShuffledLengthGroupedSampler | None:
-    """The sampler a Trainer uses when `train_sampling_strategy == "group_by_length"` (else None:
-    the Trainer's own). Batches are cut at the global batch (per-device batch x accumulation)."""
-    if args.train_sampling_strategy != "group_by_length" or dataset is None:
-        return None
-    seed = args.data_seed if args.data_seed is not None else args.seed
-    return ShuffledLengthGroupedSampler(dataset[args.length_column_name],
-                                        args.train_batch_size * args.gradient_accumulation_steps, seed=seed)
+class ShuffledLengthGrouping:
+    """Trainer mixin: with `train_sampling_strategy == "group_by_length"` the batches come from
+    ShuffledLengthGroupedSampler, cut at the global batch (per-device batch x accumulation);
+    otherwise the Trainer's own sampler. Both training paths (text and LFM2-Audio) inherit it."""
+
+    def _get_train_sampler(self, train_dataset=None):
+        ds = train_dataset if train_dataset is not None else self.train_dataset
+        args = self.args
+        if args.train_sampling_strategy != "group_by_length" or ds is None:
+            return super()._get_train_sampler(train_dataset)
+        seed = args.data_seed if args.data_seed is not None else args.seed
+        return ShuffledLengthGroupedSampler(ds[args.length_column_name],
+                                            args.train_batch_size * args.gradient_accumulation_steps, seed=seed)

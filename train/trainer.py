@@ -26,10 +26,10 @@ from toolcore.metric import call_f1
 from toolcore.suites import Case
 from toolcore.tokenize import IGNORE
 
-from .sampler import train_sampler
+from .sampler import ShuffledLengthGrouping
 
 
-class ToolTrainer(Trainer):
+class ToolTrainer(ShuffledLengthGrouping, Trainer):
     def __init__(self, *args: Any, fmt: ChatFormat, f1_cases: Sequence[Case] = (), eval_max_new_tokens: int = 64,
                  labeled_lm_head: bool = True, ddp_sync: bool = True, unmasked_right_padding: bool = True,
                  **kwargs: Any):
@@ -44,10 +44,6 @@ class ToolTrainer(Trainer):
         self.model_accepts_loss_kwargs = True
         self.real_tokens = 0
         self.f1_history: list[dict[str, float]] = []
-
-    def _get_train_sampler(self, train_dataset=None):
-        ds = train_dataset if train_dataset is not None else self.train_dataset
-        return train_sampler(self.args, ds) or super()._get_train_sampler(train_dataset)
 
     # ----- loss ---------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

@@ -60,9 +60,9 @@ def _trainer_class():
     import torch
     from transformers import Trainer
 
-    from ..sampler import train_sampler
+    from ..sampler import ShuffledLengthGrouping
 
-    class AudioTrainer(Trainer):
+    class AudioTrainer(ShuffledLengthGrouping, Trainer):
         """transformers' Trainer with LFM2-Audio's loss, per-modality loss logging, and an evaluation
         that reports validation losses and, on spoken validation cases, the call F1 of the live tool
         loop (the eval model's own loop; answers stop before their audio: calls need no speech)."""
@@ -79,10 +79,6 @@ def _trainer_class():
             self.positions = 0
             self._parts: dict[str, list[Any]] = {"text_loss": [], "audio_loss": []}
             self.f1_history: list[dict[str, float]] = []
-
-        def _get_train_sampler(self, train_dataset=None):
-            ds = train_dataset if train_dataset is not None else self.train_dataset
-            return train_sampler(self.args, ds) or super()._get_train_sampler(train_dataset)
 
         def weighted(self, out: Any):
             return self.text_weight * out.text_loss + self.audio_weight * out.audio_loss
