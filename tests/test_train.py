@@ -83,11 +83,16 @@ def test_output_folder(straight):
     assert set(metrics["new_tool_tokens"]) == set(FMT.tool_tokens)
     assert metrics["f1_history"] and "eval_f1" in metrics["final"]
     assert metrics["best_checkpoint"]
-    # only LoRA matrices and the new token rows are stored, not the embedding matrix
-    weights = load_file(str(adapter / "adapter_model.safetensors"))
-    assert not any("embed_tokens.weight" in k and v.shape[0] > 100 for k, v in weights.items())
-    deltas = [v for k, v in weights.items() if "trainable_tokens" in k]
-    assert deltas and deltas[0].shape[0] == 4 and deltas[0].abs().sum() > 0
+    # only LoRA matrices and the new token rows are stored, not the embedding matrix: in the adapter
+    # and in every Trainer checkpoint (peft's default would save the resized matrix in those)
+    vocab = max(metrics["new_tool_tokens"].values()) + 1          # the added rows are the last ones
+    checkpoints = sorted((out / "checkpoints").glob("checkpoint-*"))
+    assert checkpoints
+    for folder in [adapter, *checkpoints]:
+        weights = load_file(str(folder / "adapter_model.safetensors"))
+        assert not [k for k, v in weights.items() if v.shape[0] >= vocab], folder
+        deltas = [v for k, v in weights.items() if "trainable_tokens" in k]
+        assert deltas and deltas[0].shape[0] == 4 and deltas[0].abs().sum() > 0
 
 
 def test_new_rows_start_from_their_descriptions():

@@ -1,4 +1,4 @@
-"""transformers' Trainer with five additions, nothing home-made where the library does the job:
+"""transformers' Trainer with six additions, nothing home-made where the library does the job:
 
 * the loss projects only labelled positions through the LM head (`logits_to_keep` with the
   positions labelled in any row of the batch): most tokens (system prompt, user, tool results) carry
@@ -8,11 +8,13 @@
 * length-grouped batches served in shuffled order (train/sampler.py), not long-to-short runs;
 * no attention mask for right-padded batches (causal masking alone gives the same logits on real
   tokens); a model with bidirectional attention over its prompt would need unmasked_right_padding=False;
+* checkpoints without the resized embedding matrix (only LoRA and the new rows, as in adapter/);
 * an optional `ddp_sync=false` negative control that trains data-parallel ranks without syncing.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from statistics import mean
 from typing import Any, Sequence
@@ -78,6 +80,20 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
             return super().training_step(model, inputs, num_items_in_batch)
         with model.no_sync():      # forward and backward both inside: no gradient all-reduce at all
             return super().training_step(model, inputs, num_items_in_batch)
+
+    def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
+        """Checkpoints hold what adapter/ holds: LoRA plus the new token rows. peft's default
+        ("auto") sees the resized vocabulary and stores the whole embedding matrix in every
+        checkpoint (246 MB for SmolLM2), which the base model rebuilds on resume anyway."""
+        model = self.accelerator.unwrap_model(self.model)
+        if not hasattr(model, "peft_config"):
+            return super()._save(output_dir, state_dict)
+        save = model.save_pretrained
+        model.save_pretrained = functools.partial(save, save_embedding_layers=False)
+        try:
+            super()._save(output_dir, state_dict)
+        finally:
+            del model.save_pretrained
 
     # ----- evaluation by generation -------------------------------------------------------------
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
