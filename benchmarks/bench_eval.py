@@ -23,15 +23,7 @@ from toolcore.formats import get_format
 from toolcore.suites import load_suite
 from toolcore.tokenize import encode_prompt
 
-
-def matmul_flops(m: int = 1024, k: int = 576, n: int = 1536, reps: int = 30) -> float:
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    for _ in range(3):
-        a @ b
-    t0 = time.perf_counter()
-    for _ in range(reps):
-        a @ b
-    return 2 * m * k * n * reps / (time.perf_counter() - t0)
+from machine import matmul_flops   # benchmarks/machine.py (this folder is on sys.path when run as a script)
 
 
 def main() -> None:
@@ -69,7 +61,7 @@ def main() -> None:
     eng_s = time.perf_counter() - t0
     eng_tokens = sum(o.new_tokens for o in outs)
     same = sum(a == b.text for a, b in zip(seq_texts, outs))
-    peak = matmul_flops()
+    peak = matmul_flops(reps=30)
     achieved = 2 * params * (prompt_tokens + eng_tokens) / eng_s
 
     t = Table(title=f"SmolLM2-135M on {len(convs)} hackathon cases, max_new_tokens={args.max_new_tokens}, "

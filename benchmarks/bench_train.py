@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from machine import matmul_flops   # benchmarks/machine.py (this folder is on sys.path when run as a script)
+
 SETUPS = ("trl", "trainer", "toolkit", "toolkit-bf16")
 
 
@@ -93,18 +95,6 @@ def worker(setup: str, steps: int, examples: int) -> dict:
             "seconds": seconds, "params": sum(p.numel() for p in model.parameters())}
 
 
-def ceiling_flops(dtype: str = "float32") -> float:
-    import torch
-
-    a, b = torch.randn(1024, 576, dtype=getattr(torch, dtype)), torch.randn(576, 1536, dtype=getattr(torch, dtype))
-    for _ in range(3):
-        a @ b
-    t0 = time.perf_counter()
-    for _ in range(40):
-        a @ b
-    return 2 * 1024 * 576 * 1536 * 40 / (time.perf_counter() - t0)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=6)
@@ -126,7 +116,7 @@ def main() -> None:
             print(out.stderr[-3000:])
             continue
         results[setup] = json.loads(line[7:])
-    flops = {"fp32": ceiling_flops("float32"), "bf16": ceiling_flops("bfloat16")}
+    flops = {"fp32": matmul_flops("float32"), "bf16": matmul_flops("bfloat16")}
     params = next(iter(results.values()))["params"]
     ceiling = {k: f / (4 * params) for k, f in flops.items()}
     t = Table(title=f"SmolLM2-135M LoRA r=16, batch 8, {args.steps} timed steps; ceiling = matmul FLOP/s / (4 x "
