@@ -83,8 +83,8 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
 
     def _save(self, output_dir: str | None = None, state_dict: dict | None = None) -> None:
         """Checkpoints hold what adapter/ holds: LoRA plus the new token rows. peft's default
-        ("auto") sees the resized vocabulary and stores the whole embedding matrix in every
-        checkpoint (246 MB for SmolLM2), which the base model rebuilds on resume anyway."""
+        ("auto") sees the resized vocabulary and stores the whole embedding and head in every
+        checkpoint (a 246 MB file for SmolLM2), which the base model rebuilds on resume anyway."""
         model = self.accelerator.unwrap_model(self.model)
         if not hasattr(model, "peft_config"):
             return super()._save(output_dir, state_dict)
