@@ -76,3 +76,7 @@ def test_bad_combinations_fail_at_parse_time():
         OmegaConf.to_object(load("train", ["family.format=chatgpt"]))
     with pytest.raises(ToolkitError, match="max_steps"):
         OmegaConf.to_object(load("train", ["training.max_steps=-1", "training.epochs=0"]))
+    with pytest.raises(ToolkitError, match="data.category_weights"):
+        OmegaConf.to_object(load("train", ["++data.category_weights={single: 1, multi2: -1}"]))
+    with pytest.raises(ToolkitError, match="pad_to_multiple_of"):
+        OmegaConf.to_object(load("train", ["training.pad_to_multiple_of=0"]))

@@ -138,15 +138,19 @@ def test_resume_in_a_later_epoch_gives_the_same_adapter(setup):
                             root / "epochs_resumed" / "adapter" / "adapter_model.safetensors")
 
 
-def test_right_padded_rows_need_no_attention_mask(setup):
-    # the trainer drops the mask for right-padded batches: the logits of every real token must not move
+@pytest.mark.parametrize("multiple", [1, 8])
+def test_right_padded_rows_need_no_attention_mask(setup, multiple):
+    # the trainer drops the mask for right-padded batches: the logits of every real token must not move,
+    # also when the width is rounded up (9 -> 16)
     from train.data import Collator
     from train.trainer import ToolTrainer
 
     _, _, base = setup
     model, tok = load_model_and_tokenizer(str(base))
     rows = [{"input_ids": list(range(5, 5 + n)), "labels": [1] * n} for n in (9, 4, 7)]
-    batch = Collator(0)(rows)
+    batch = Collator(0, multiple)(rows)
+    assert batch["input_ids"].shape[1] == (9 if multiple == 1 else 16)
+    assert (batch["labels"] != -100).sum() == 20 and batch["attention_mask"].sum() == 20
     assert ToolTrainer.attention_mask(type("T", (), {"unmasked_right_padding": True})(), batch) is None
     with torch.no_grad():
         masked = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
@@ -155,6 +159,39 @@ def test_right_padded_rows_need_no_attention_mask(setup):
     torch.testing.assert_close(unmasked[real], masked[real])
     left = {**batch, "attention_mask": batch["attention_mask"].flip(1)}
     assert ToolTrainer.attention_mask(type("T", (), {"unmasked_right_padding": True})(), left) is left["attention_mask"]
+
+
+def test_category_weights_set_the_training_mix(setup):
+    from collections import Counter
+
+    from toolcore.errors import ToolkitError
+    from toolcore.suites import load_split
+    from train.data import tokenize_split, weighted_rows
+
+    _, data, base = setup
+    weights = {"single": 2, "multi2": 1, "multi3": 1, "chitchat": 0, "knowledge": 0, "unavailable": 0}
+    categories = load_split(str(data), "train").shuffle(seed=0)["category"]
+    rows = weighted_rows(categories, weights, 40, where="x")
+    assert Counter(categories[i] for i in rows) == {"single": 20, "multi2": 10, "multi3": 10}
+    assert rows == sorted(rows)   # the shuffled order is kept, not one category after another
+    # no limit: as many rows as the scarcest weighted category allows
+    everything = weighted_rows(categories, weights, None, where="x")
+    assert len(everything) == min(4 * Counter(categories)["multi3"], 2 * Counter(categories)["single"])
+    with pytest.raises(ToolkitError, match="leaves out .*'unavailable'") as e:
+        weighted_rows(categories, {"single": 1, "multi2": 1, "multi3": 1, "chitchat": 1, "knowledge": 1}, 40, "x")
+    assert e.value.field == "data.category_weights"
+    with pytest.raises(ToolkitError, match="names .*'singel'"):
+        weighted_rows(categories, {**weights, "singel": 1}, 40, "x")
+    with pytest.raises(ToolkitError, match="not enough rows"):
+        weighted_rows(categories, {**weights, "multi3": 100}, 300, "x")
+    # through the training data path: the tokenized split follows the weights
+    model, tok = load_model_and_tokenizer(str(base))
+    cfg = DataConfig(path=str(data), max_length=4096, category_weights={**weights, "single": 0})
+    ds, _ = tokenize_split(cfg, "train", tok, FMT, 30)
+    assert len(ds) == 30   # multi2 and multi3 only: every row learns at least two calls
+    for row in ds:
+        learned = tok.decode([t for t, l in zip(row["input_ids"], row["labels"]) if l != -100])
+        assert learned.count(FMT.tool_tokens[0]) >= 2, learned
 
 
 def test_length_grouped_batches_come_in_shuffled_order():

@@ -35,7 +35,9 @@ def load_split(cfg: DataConfig, split: str):
 def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat, limit: int | None = None):
     """A `datasets.Dataset` of input_ids / labels / length, shuffled (seeded), over-long rows dropped."""
     ds = load_split(cfg, split).shuffle(seed=cfg.shuffle_seed)
-    if limit is not None:
+    if cfg.category_weights:
+        ds = ds.select(weighted_rows(ds["category"], cfg.category_weights, limit, where=f"{cfg.path}/{split}"))
+    elif limit is not None:
         ds = ds.select(range(min(limit, len(ds))))
     read = ConversationReader()
 
@@ -49,6 +51,27 @@ def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat,
     return ds, before - len(ds)
 
 
+def weighted_rows(categories: list[str], mix: dict[str, float], limit: int | None, where: str) -> list[int]:
+    """Row indices (in the given, shuffled order) whose categories follow `mix`'s shares: `limit` rows,
+    or as many as the scarcest category allows when `limit` is None."""
+    have: dict[str, list[int]] = {}
+    for i, c in enumerate(categories):
+        have.setdefault(c, []).append(i)
+    unknown, unnamed = sorted(set(mix) - set(have)), sorted(set(have) - set(mix))
+    if unknown or unnamed:
+        raise ToolkitError(f"category_weights names {unknown or 'no unknown category'}; leaves out {unnamed or 'none'}",
+                           file=where, field="data.category_weights",
+                           fix=f"give a share to each of {sorted(have)} (0 leaves one out)")
+    total = sum(mix.values())
+    n = limit if limit is not None else int(min(len(have[c]) * total / w for c, w in mix.items() if w > 0))
+    take = {c: round(n * w / total) for c, w in mix.items()}
+    short = {c: f"{k} wanted, {len(have[c])} there" for c, k in take.items() if k > len(have[c])}
+    if short:
+        raise ToolkitError(f"not enough rows for category_weights: {short}", file=where, field="data.category_weights",
+                           fix="lower those shares or data.train_examples")
+    return sorted(i for c, k in take.items() for i in have[c][:k])
+
+
 def eval_cases(cfg: DataConfig, split: str = "validation") -> list[Case]:
     """Validation conversations as eval cases (prompt up to the last user turn, its expected calls)."""
     load_split(cfg, split)   # the training config's own error (field data.path) for a bad folder
@@ -56,15 +79,17 @@ def eval_cases(cfg: DataConfig, split: str = "validation") -> list[Case]:
 
 
 class Collator:
-    """Right-pads a batch to its longest row (length-grouped batches keep that short)."""
+    """Right-pads a batch to its longest row (length-grouped batches keep that short), rounded up to
+    a multiple of `pad_to_multiple_of`: fewer distinct shapes for the CPU kernels and the allocator."""
 
-    def __init__(self, pad_id: int):
+    def __init__(self, pad_id: int, pad_to_multiple_of: int = 1):
         self.pad_id = pad_id
+        self.multiple = pad_to_multiple_of
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         import torch
 
-        width = max(len(r["input_ids"]) for r in rows)
+        width = -(-max(len(r["input_ids"]) for r in rows) // self.multiple) * self.multiple
         ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
         labels = torch.full((len(rows), width), IGNORE, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)

@@ -103,7 +103,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         bf16=t.bf16_autocast or (cfg.family.dtype == "bfloat16" and cuda), dataloader_num_workers=0, save_only_model=False,
     )
     trainer = ToolTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=train_ds.select(range(1)),
-                          data_collator=Collator(tok.pad_token_id), processing_class=tok, fmt=fmt, f1_cases=cases,
+                          data_collator=Collator(tok.pad_token_id, t.pad_to_multiple_of), processing_class=tok, fmt=fmt, f1_cases=cases,
                           eval_max_new_tokens=t.eval_max_new_tokens, labeled_lm_head=t.labeled_lm_head,
                           ddp_sync=t.ddp_sync, callbacks=extra_callbacks or [])
     seconds, run_facts = fit(trainer, cfg, out, evaluating)
