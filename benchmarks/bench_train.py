@@ -48,8 +48,10 @@ def worker(setup: str, steps: int, examples: int) -> dict:
     timing = {"t0": None, "tokens": 0, "padded": 0}
 
     class Clock(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kw):
-            if state.global_step == 1:   # after one warm-up step
+        # starts when the warm-up step ends: the Trainer collates a step's batches before that step's
+        # on_step_begin, so a clock started there would time one batch it never counts
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step == 1:
                 timing["t0"] = time.perf_counter()
 
     def count(batch):
