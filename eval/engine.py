@@ -115,6 +115,7 @@ class ToolLoopEngine:
 
         self.torch = torch
         self.model, self.tok, self.fmt = model, tokenizer, fmt
+        self.device = next(model.parameters()).device   # inputs are built on the CPU, then moved here
         self.cfg = config or GenerationConfig()
         kind = getattr(model.config, "model_type", "")
         self.reprefill = self.cfg.continuation == "reprefill" or (
@@ -152,7 +153,7 @@ class ToolLoopEngine:
         torch = self.torch
         t_start = time.perf_counter()
         rows = [_Row(i, c, encode_prompt(self.tok, self.fmt, c)) for i, c in items]
-        gen = torch.Generator().manual_seed(self.cfg.seed)
+        gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
         with torch.inference_mode():
             t0 = time.perf_counter()
             logits, cache, mask, pos = self._prefill(rows)
@@ -190,7 +191,7 @@ class ToolLoopEngine:
                     rows = [rows[k] for k in keep]
                     if not rows:
                         break
-                    cache.batch_select_indices(torch.tensor(keep))
+                    cache.batch_select_indices(torch.tensor(keep, device=self.device))
                     mask, pos = mask[keep], pos[keep]
                 t0 = time.perf_counter()
                 if tool_step and self.reprefill:
@@ -225,6 +226,7 @@ class ToolLoopEngine:
         for k, r in enumerate(rows):
             ids[k, width - len(r.ids):] = torch.tensor(r.ids)
             mask[k, width - len(r.ids):] = 1
+        ids, mask = ids.to(self.device), mask.to(self.device)
         pos = (mask.cumsum(1) - 1).clamp(min=0)
         cache = new_cache(self.model.config)
         # logits for the last position only: the vocabulary projection of a whole prompt is wasted work
@@ -258,6 +260,7 @@ class ToolLoopEngine:
             n = len(r.pending)
             ids[k, width - n:] = torch.tensor(r.pending)
             chunk_mask[k, width - n:] = 1
+        ids, chunk_mask = ids.to(self.device), chunk_mask.to(self.device)
         pos = last_pos + chunk_mask.cumsum(1)          # pad slots repeat a position; they are masked
         mask = torch.cat([mask, chunk_mask], dim=1)
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,

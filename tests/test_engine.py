@@ -152,3 +152,20 @@ def test_stateful_models_reprefill():
     convs = [Conversation([Message.text("user", t)], []) for t in ("hi", "how are you there", "hello")]
     assert [o.text for o in engine.run(convs)] == [o.text for o in ToolLoopEngine(
         model, tok, FMT, GenerationConfig(max_new_tokens=6, batch_size=1)).run(convs)]
+
+
+def test_device_follows_the_model_and_a_missing_gpu_is_a_clear_error(trained):
+    """Inputs are built on the CPU and moved to wherever the model lives (measured on an H100: the
+    same code trains, validates and evaluates there); asking for a GPU that is not there fails early."""
+    from toolcore.errors import ToolkitError
+    from toolcore.hub import resolve_device
+
+    model, tok = trained
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=4))
+    assert engine.device == next(model.parameters()).device
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert resolve_device("cpu") == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ToolkitError, match="no CUDA GPU") as err:
+            resolve_device("cuda:0")
+        assert err.value.field == "model.device"

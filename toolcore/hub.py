@@ -88,6 +88,19 @@ def load_tokenizer(path: str, *, trust_remote_code: bool = False) -> Any:
                            fix="give a local folder, a reachable hub id, or model=smollm2 (offline)") from e
 
 
+def resolve_device(device: str = "auto") -> str:
+    """`auto`: the GPU when there is one, else the CPU; anything else is passed to torch as given,
+    except a GPU that is not there, which fails here rather than deep inside torch."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ToolkitError(f"device {device!r} asked for, but torch sees no CUDA GPU", field="model.device",
+                           fix="use device=auto (the GPU when there is one) or device=cpu")
+    return device
+
+
 def load_causal_lm(path: str, *, dtype: str = "float32", trust_remote_code: bool = False, device: str = "cpu") -> Any:
     import torch
     from transformers import AutoModelForCausalLM
@@ -98,7 +111,7 @@ def load_causal_lm(path: str, *, dtype: str = "float32", trust_remote_code: bool
     except OSError as e:
         raise ToolkitError(f"cannot load model: {str(e).splitlines()[0]}", field="model.path",
                            fix="give a local folder, a reachable hub id, or model=smollm2 (offline)") from e
-    return model.to(device).eval()
+    return model.to(resolve_device(device)).eval()
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
 from toolcore.formats import get_format
-from toolcore.hub import load_causal_lm, load_tokenizer
+from toolcore.hub import load_causal_lm, load_tokenizer, resolve_device
 from toolcore.suites import Case
 
 from ..engine import GenerationConfig, ToolLoopEngine
@@ -16,9 +16,11 @@ from .base import Prediction
 
 
 def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_adapter: bool = True,
-                             dtype: str = "float32", trust_remote_code: bool = False) -> tuple[Any, Any]:
+                             dtype: str = "float32", trust_remote_code: bool = False,
+                             device: str = "cpu") -> tuple[Any, Any]:
     """Base model + tokenizer; with an adapter, the adapter folder's tokenizer (it may hold added tool
     tokens), the embedding resized to it, and the LoRA weights merged for full-speed generation."""
+    device = resolve_device(device)       # a missing GPU fails before minutes of loading
     if adapter:
         folder = Path(adapter)
         if not (folder / "adapter_config.json").exists():
@@ -28,7 +30,7 @@ def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_ada
     else:
         tok_src = path
     tok = load_tokenizer(tok_src, trust_remote_code=trust_remote_code)
-    model = load_causal_lm(path, dtype=dtype, trust_remote_code=trust_remote_code)
+    model = load_causal_lm(path, dtype=dtype, trust_remote_code=trust_remote_code, device=device)
     if len(tok) != model.get_input_embeddings().weight.shape[0]:
         model.resize_token_embeddings(len(tok), mean_resizing=False)   # the adapter carries these rows
     if adapter:
@@ -46,7 +48,7 @@ def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_ada
 class HFModel:
     def __init__(self, path: str, format: str, name: str | None = None, adapter: str | None = None,
                  merge_adapter: bool = True, dtype: str = "float32", trust_remote_code: bool = False,
-                 generation: dict | None = None, threads: int | None = None):
+                 generation: dict | None = None, threads: int | None = None, device: str = "auto"):
         import torch
 
         if threads:
@@ -54,7 +56,8 @@ class HFModel:
         self.fmt = get_format(format)
         self.name = name or Path(path).name + ("+adapter" if adapter else "")
         self.model, self.tokenizer = load_model_and_tokenizer(path, adapter=adapter, merge_adapter=merge_adapter,
-                                                              dtype=dtype, trust_remote_code=trust_remote_code)
+                                                              dtype=dtype, trust_remote_code=trust_remote_code,
+                                                              device=device)
         self.engine = ToolLoopEngine(self.model, self.tokenizer, self.fmt, GenerationConfig(**(generation or {})))
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:

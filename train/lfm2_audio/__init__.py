@@ -19,14 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from toolcore.errors import ToolkitError
-
-
-def resolve_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
+from toolcore.hub import resolve_device  # noqa: F401  (re-exported: the eval model imports it from here)
 
 
 def resolve_dtype(dtype: str, device: str) -> Any:
