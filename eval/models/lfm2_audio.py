@@ -258,7 +258,8 @@ class LFM2AudioModel:
                  threads: int | None = None):
         import torch
 
-        from train.lfm2_audio import audio_decoder, load_model, load_processor, resolve_device, resolve_dtype
+        from toolcore.hub import resolve_device
+        from train.lfm2_audio import audio_decoder, load_model, load_processor, resolve_dtype
 
         if threads:
             torch.set_num_threads(threads)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from toolcore.errors import ToolkitError
-from toolcore.hub import resolve_device  # noqa: F401  (re-exported: the eval model imports it from here)
 
 
 def resolve_dtype(dtype: str, device: str) -> Any:
