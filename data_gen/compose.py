@@ -33,7 +33,8 @@ from .surface import Piece, SurfaceConfig, tidy, wrap
 from .templates import compile_template
 
 CONNECT_2 = [" and ", ", and ", ", then ", " and then ", ". Also, ", ", also ", " and also ", "; ", ". Then ",
-             " and after that ", ", plus "]
+             " and after that ", ", plus ", ". And ", ". Oh, and ", ", and can you also ", ", and could you ",
+             ". After that, ", " and once that's done, ", ", and please ", " & ", ". Second, ", ", and while you're at it, "]
 CONNECT_3 = [(", ", ", and "), (", ", " and "), (", then ", ", and then "), (". Also ", ". And "),
              (", ", ", and finally "), (" and ", " and also ")]
 UNAVAILABLE = [

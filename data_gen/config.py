@@ -11,6 +11,7 @@ from typing import Any
 
 from toolcore.errors import ToolkitError
 from toolcore.formats import FORMATS
+from toolcore.suites import BUILTIN_SUITES
 
 from .surface import SurfaceConfig
 
@@ -53,8 +54,9 @@ class DataGenConfig:
     surface: SurfaceConfig = field(default_factory=SurfaceConfig)
     # formats every call must round-trip through (render -> parse)
     verify_formats: list[str] = field(default_factory=lambda: list(FORMATS))
-    # eval suites (built-in names or JSONL paths) no utterance may overlap with
-    decontaminate_against: list[str] = field(default_factory=lambda: ["hackathon30"])
+    # eval suites (built-in names or JSONL paths) no utterance may overlap with; default: every built-in
+    # suite (the hackathon 30 and the hand-written held-out set)
+    decontaminate_against: list[str] = field(default_factory=lambda: sorted(BUILTIN_SUITES))
     ngram: int = 8
     # peer formats written beside the dataset: openai (TRL, axolotl), sharegpt (LLaMA-Factory)
     export: list[str] = field(default_factory=lambda: ["openai", "sharegpt"])

@@ -53,8 +53,10 @@ class SlotValue:
             obj, poss = PRONOUNS.get(self.gender or "n", PRONOUNS["n"])
             return poss if style == "poss" else obj
         forms = self.forms.get(style) or self.forms.get("") or [str(self.value)]
-        # the canonical form first and most often: people mostly say the plain name
-        return forms[0] if len(forms) == 1 or rng.random() < 0.55 else rng.choice(forms[1:])
+        # the canonical form first and most often: people mostly say the plain name. Times, durations and
+        # numbers (derived values) are said in many ways, and the written form is the easy one to copy.
+        canonical_share = 0.3 if self.derived else 0.55
+        return forms[0] if len(forms) == 1 or rng.random() < canonical_share else rng.choice(forms[1:])
 
     def field_value(self, name: str) -> Any:
         if not name:
@@ -156,7 +158,10 @@ def day_part(h: int) -> str:
 
 
 def clock_forms(h: int, m: int, *, bare_am: bool = False) -> list[str]:
-    """Unambiguous ways to say h:m (the first is the canonical written form)."""
+    """Unambiguous ways to say h:m (the first is the canonical written form): written ("7:30 PM",
+    "19:30"), spoken ("seven thirty pm", "half past seven in the evening", "quarter to eight
+    tonight"), with a part of the day instead of AM/PM ("7 in the evening"), noon and midnight.
+    `bare_am`: a morning time may also come without AM/PM ("wake me at half past six")."""
     h12 = h % 12 or 12
     am = h < 12
     marks = ["AM", "am", "a.m."] if am else ["PM", "pm", "p.m."]
@@ -167,23 +172,31 @@ def clock_forms(h: int, m: int, *, bare_am: bool = False) -> list[str]:
     if m == 0:
         forms += [f"{h12} {x}" for x in marks] + [f"{h12}{marks[1]}", f"{number_words(h12)} o'clock {day_part(h)}"]
     if (h, m) == (12, 0):
-        forms += ["noon", "12 noon", "midday"]
+        forms += ["noon", "12 noon", "midday", "noon today"]
     elif (h, m) == (0, 0):
         forms += ["midnight", "12 midnight"]
     elif h not in (0, 12):
-        part = day_part(h)
-        forms += [f"{h12 if m == 0 else digits} {part}", f"{number_words(h12)}{spoken_min} {part}"]
-        if m == 30:
-            forms.append(f"half past {number_words(h12)} {part}")
-        if m == 15:
-            forms.append(f"quarter past {number_words(h12)} {part}")
-        if m == 45 and (h + 1) % 12:
-            forms.append(f"quarter to {number_words((h + 1) % 12 or 12)} {day_part(h + 1)}")
-    if h >= 13:
-        forms.append(f"{h}:{m:02d}")
+        parts = [day_part(h)] + (["tonight"] if h >= 18 or h < 3 else []) + (["this evening"] if 17 <= h < 21 else [])
+        for part in parts:
+            forms += [f"{h12 if m == 0 else digits} {part}", f"{number_words(h12)}{spoken_min} {part}"]
+            forms += [f"{said} {part}" for said in _past_to(h, m)]
+    if h >= 13 or (1 <= h <= 9 and m):
+        forms.append(f"{h:02d}:{m:02d}")       # the 24-hour clock: "19:30", "07:30" (not "10:30": AM or PM?)
     if bare_am and 4 <= h <= 11:
-        forms += [f"{h}" if m == 0 else f"{h}:{m:02d}", f"{number_words(h)}{spoken_min}"]
+        forms += [f"{h}" if m == 0 else f"{h}:{m:02d}", f"{number_words(h)}{spoken_min}", *_past_to(h, m)]
     return forms
+
+
+def _past_to(h: int, m: int) -> list[str]:
+    """The analogue clock's way: "half past six", "quarter to seven", "ten past eight", "twenty to nine"."""
+    named = {15: "quarter", 30: "half", 45: "quarter"}
+    if m == 0:
+        return []
+    if m <= 30 and (m in named or m % 5 == 0):
+        return [f"{named.get(m) or number_words(m)} past {number_words(h % 12 or 12)}"]
+    if m > 30 and (m in named or m % 5 == 0) and (h + 1) % 12 != 0:
+        return [f"{named.get(m) or number_words(60 - m)} to {number_words((h + 1) % 12 or 12)}"]
+    return []
 
 
 class DurationSlot(Slot):
@@ -201,11 +214,21 @@ def duration_forms(n: int) -> list[str]:
     w = number_words(n)
     # not "a minute": "wake me in a minute" means soon, not 1
     forms = [f"{n} minutes", f"{w} minutes", f"{n} mins", f"{n} min"] if n != 1 else ["1 minute", "one minute"]
-    special = {15: ["a quarter of an hour", "a quarter hour"], 30: ["half an hour", "a half hour"],
-               45: ["three quarters of an hour"], 60: ["an hour", "one hour", "1 hour"],
-               90: ["an hour and a half", "one and a half hours", "1.5 hours"], 120: ["two hours", "2 hours"],
+    if "-" in w:
+        forms.append(f"{w.replace('-', ' ')} minutes")          # "twenty five minutes"
+    special = {15: ["a quarter of an hour", "a quarter hour", "quarter of an hour"],
+               30: ["half an hour", "a half hour", "half hour", "thirty mins"],
+               45: ["three quarters of an hour", "forty five minutes"], 60: ["an hour", "one hour", "1 hour", "60 mins"],
+               90: ["an hour and a half", "one and a half hours", "1.5 hours", "one hour thirty minutes"],
+               120: ["two hours", "2 hours", "a couple of hours"], 150: ["two and a half hours", "2.5 hours"],
                180: ["three hours", "3 hours"]}
-    return forms + special.get(n, [])
+    forms += special.get(n, [])
+    hours, rest = divmod(n, 60)
+    if hours and rest and n not in special:   # "an hour and 20 minutes", "1 hour 20 minutes", "two hours and ten minutes"
+        lead = "an hour" if hours == 1 else f"{number_words(hours)} hours"
+        forms += [f"{lead} and {rest} minutes", f"{hours} hour{'s' if hours > 1 else ''} {rest} minutes",
+                  f"{lead} and {number_words(rest)} minutes"]
+    return forms
 
 
 def duration_adj_forms(n: int) -> list[str]:

@@ -48,6 +48,9 @@ class GenerationConfig:
     tool_timeout_s: float = 5.0        # a tool running longer returns a timeout error result
     continuation: str = "auto"         # auto | cache | reprefill (see the module docstring)
     prefill_group: int = 4             # prompts prefilled together before joining the decode batch
+    # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools
+    # (names, keys, types; eval/constrained.py); free text is never constrained
+    constrained: bool = True
 
 
 @dataclass
@@ -70,6 +73,7 @@ class CaseOutput:
     prompt_tokens: int = 0
     new_tokens: int = 0
     stop_reason: str = ""
+    constrained_tokens: int = 0          # tokens sampled under a call grammar
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Timing:
     decode_s: float = 0.0
     continuation_s: float = 0.0
     tools_s: float = 0.0
+    constrain_s: float = 0.0           # grammar masks and matcher updates
     steps: int = 0
 
     def as_dict(self) -> dict[str, float]:
@@ -106,6 +111,8 @@ class _Row:
         self.out = CaseOutput(prompt_tokens=len(prompt_ids))
         self.pending: list[int] = []          # tokens to feed next step
         self.done = False
+        self.in_call = False                  # between call_start and call_end
+        self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)
 
 
 class ToolLoopEngine:
@@ -127,6 +134,14 @@ class ToolLoopEngine:
         # simulated tools draw from vocabularies (weather conditions...); executables read the clock
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+        self.call_start = getattr(fmt, "call_start", "")
+        self.constraint = None
+        if self.cfg.constrained and self.call_start:
+            from .constrained import CallConstraint
+
+            head = model.get_output_embeddings()
+            vocab = head.weight.shape[0] if head is not None else model.config.vocab_size
+            self.constraint = CallConstraint(tokenizer, fmt, vocab)
 
     # ----- public API --------------------------------------------------------------------------
     def run(self, conversations: Sequence[Conversation]) -> list[CaseOutput]:
@@ -159,6 +174,11 @@ class ToolLoopEngine:
             logits, cache, mask, pos = self._prefill(rows)
             self.timing.prefill_s += time.perf_counter() - t0
             while rows:
+                if self.constraint is not None:
+                    t0 = time.perf_counter()
+                    self.constraint.mask(logits, [r.matcher for r in rows],
+                                         [not r.conv.tools and not r.in_call for r in rows])
+                    self.timing.constrain_s += time.perf_counter() - t0
                 next_ids = self._sample(logits, gen)
                 finished: list[_Row] = []
                 tool_step = False
@@ -170,6 +190,8 @@ class ToolLoopEngine:
                     piece = self.tok.decode([tid], skip_special_tokens=False)
                     yield Event(r.index, "text", text=piece)
                     tail = self.tok.decode(r.segment[-24:], skip_special_tokens=False)
+                    if self.constraint is not None:
+                        self._track_call(r, tid, tail)
                     ended = tid in self.eos_ids or self.fmt.turn_end in tail
                     text = self.tok.decode(r.segment, skip_special_tokens=False) if ended or (
                         self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
@@ -204,6 +226,20 @@ class ToolLoopEngine:
                 else:
                     self.timing.decode_s += elapsed
                 self.timing.steps += 1
+
+    def _track_call(self, r: _Row, tid: int, tail: str) -> None:
+        """Enter a call at its start marker (with a matcher for the case's tools), advance the matcher
+        inside it, leave at the end marker."""
+        t0 = time.perf_counter()
+        if r.in_call:
+            if r.matcher is not None:
+                r.matcher.accept_token(tid)
+                r.out.constrained_tokens += 1
+            if tail.endswith(self.fmt.call_end):
+                r.in_call, r.matcher = False, None
+        elif tail.endswith(self.call_start):
+            r.in_call, r.matcher = True, self.constraint.start(r.conv.tools)
+        self.timing.constrain_s += time.perf_counter() - t0
 
     def _prefill(self, rows: list[_Row]):
         """Prompt ids of all rows into a fresh cache. Attention-only models prefill in small groups of

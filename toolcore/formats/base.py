@@ -159,6 +159,11 @@ class ChatFormat(ABC):
     def parse(self, text: str) -> ParseResult:
         """Calls in generated assistant text. Malformed or truncated calls become failures."""
 
+    def call_grammar(self, tools: Sequence[Tool]) -> str | None:
+        """The EBNF grammar of a valid call body (between `call_start` and `call_end`) for
+        schema-constrained decoding, or None where calls are not constrained. See `formats.grammar`."""
+        return None
+
     def roundtrip_ok(self, calls: Sequence[ToolCall]) -> bool:
         parsed = self.parse(self.render_calls(calls))
         return parsed.ok and parsed.calls == list(calls)

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from ..conversation import Message
 from ..schema import Tool, ToolCall
 from .base import ChatFormat, ParseResult, dumps, parse_json_call, split_blocks
+from .grammar import json_calls_ebnf
 
 INSTRUCTION = ("You can call tools. To call one, write <|tool_call_start|>{\"name\": ..., \"arguments\": {...}}"
                "<|tool_call_end|>. Tools:")
@@ -62,6 +63,9 @@ class GenericFormat(ChatFormat):
 
     def render_result(self, result: Message) -> str:
         return f"<|tool_response_start|>{result.content}<|tool_response_end|>"
+
+    def call_grammar(self, tools: Sequence[Tool]) -> str:
+        return json_calls_ebnf(tools)
 
     def parse(self, text: str) -> ParseResult:
         bodies, content, failures = split_blocks(text, self.call_start, self.call_end)

@@ -11,6 +11,7 @@ from typing import Sequence
 from ..conversation import Message
 from ..schema import Tool, ToolCall
 from .base import ChatFormat, ParseResult, Segment, dumps, parse_json_call, split_blocks
+from .grammar import json_calls_ebnf
 
 TOOLS_PREAMBLE = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -49,6 +50,9 @@ class HermesFormat(ChatFormat):
         # Qwen's template puts tool results in a *user* turn, all results of one step together.
         body = "".join(self.render_result(r) for r in results)
         return [Segment(f"<|im_start|>user{body}{self.turn_end}\n", role="tool")]
+
+    def call_grammar(self, tools: Sequence[Tool]) -> str | None:
+        return json_calls_ebnf(tools, prefix="\n", suffix="\n")
 
     def parse_call_body(self, body: str) -> tuple[ToolCall | None, str | None]:
         return parse_json_call(body.strip())

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from ..conversation import Message
 from ..schema import Tool, ToolCall
 from .base import ChatFormat, ParseResult, Segment, dumps, split_blocks
+from .grammar import pythonic_calls_ebnf
 
 
 def py_literal(value: Any) -> str:
@@ -85,6 +86,9 @@ class LFM2Format(ChatFormat):
 
     def render_result(self, result: Message) -> str:
         return f"<|tool_response_start|>{result.content}<|tool_response_end|>"
+
+    def call_grammar(self, tools: Sequence[Tool]) -> str:
+        return pythonic_calls_ebnf(tools)
 
     def render_tool_turn(self, results: Sequence[Message]) -> list[Segment]:
         return [Segment(f"<|im_start|>tool\n{self.render_result(r)}{self.turn_end}\n", role="tool") for r in results]

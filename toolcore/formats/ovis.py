@@ -9,7 +9,7 @@ import re
 from typing import Sequence
 
 from ..conversation import Message
-from ..schema import ToolCall
+from ..schema import Tool, ToolCall
 from .base import Segment
 from .hermes import Qwen3Format
 
@@ -36,6 +36,10 @@ class OvisFormat(Qwen3Format):
                 return None, "malformed Crop call: expected Crop [x1,y1,x2,y2]"
             return ToolCall(CROP_TOOL, {"bbox": [int(v) for v in m.groups()]}), None
         return super().parse_call_body(body)
+
+    def call_grammar(self, tools: Sequence[Tool]) -> str | None:
+        # a crop body ("Crop [x1,y1,x2,y2]") is not JSON: with the crop tool offered, calls stay free
+        return None if any(t.name == CROP_TOOL for t in tools) else super().call_grammar(tools)
 
     def pauses_after(self, call: ToolCall) -> bool:
         return call.name == CROP_TOOL

@@ -1,0 +1,125 @@
+"""What a valid call looks like, as a grammar, for schema-constrained decoding.
+
+A format's `call_grammar(tools)` is an EBNF grammar (xgrammar's dialect, GBNF-like) of the text
+between its call markers (`call_start` ... `call_end`) that is a valid call of one of `tools`: the
+name is an offered tool's, the argument keys are that tool's properties in schema order (required
+ones present, no others), and the values have the schema's types (integers, numbers, booleans, enum
+members, arrays, nested objects, null, anyOf). The runtime compiles it with a grammar engine and
+masks the logits while a call is being written; the free text around calls stays unconstrained.
+
+Two dialects of values, because the formats write calls in two syntaxes: JSON (generic, Hermes:
+`{"name": ..., "arguments": {...}}` with `json.dumps` spacing, as `formats.base.dumps` renders) and
+Python literals (LFM2's `[f(a=1), g(b="x")]`, as `formats.lfm2.py_literal` renders). Both are written
+here as text rather than by the engine's JSON-Schema converter: xgrammar 0.2's converter re-prints
+non-ASCII enum members as single bytes, so an enum value like "Zürich" could never be generated
+(a property test found it). Every grammar's first rule is `root`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ..schema import Tool
+
+
+def _lit(text: str) -> str:
+    """An EBNF string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+class CallGrammar:
+    """Writes the rules of one grammar; `dialect` is "json" or "python"."""
+
+    COMMON = r'''
+str ::= "\"" chr* "\""
+chr ::= [^"\\\x00-\x1f] | "\\" ( ["\\/bfnrt] | "u" hex hex hex hex )
+hex ::= [0-9a-fA-F]
+int ::= "-"? ( "0" | [1-9] [0-9]* )
+num ::= int ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+anylist ::= "[" ( any ( ", " any )* )? "]"
+anydict ::= "{" ( str ": " any ( ", " str ": " any )* )? "}"
+any ::= str | num | bool | none | anylist | anydict
+'''
+    WORDS = {"json": 'bool ::= "true" | "false"\nnone ::= "null"\n',
+             "python": 'bool ::= "True" | "False"\nnone ::= "None"\n'}
+
+    def __init__(self, dialect: str):
+        self.dialect = dialect
+        self.rules: list[str] = []
+
+    def rule(self, body: str) -> str:
+        name = f"r{len(self.rules)}"
+        self.rules.append(f"{name} ::= {body}")
+        return name
+
+    def literal(self, value: Any) -> str:
+        if self.dialect == "python":
+            from .lfm2 import py_literal
+
+            return _lit(py_literal(value))
+        return _lit(json.dumps(value, ensure_ascii=False))
+
+    def value(self, spec: dict[str, Any]) -> str:
+        if "const" in spec:
+            return self.literal(spec["const"])
+        if "enum" in spec:
+            return self.rule(" | ".join(self.literal(v) for v in spec["enum"]))
+        for key in ("anyOf", "oneOf"):
+            if key in spec:
+                return self.rule(" | ".join(self.value(s) for s in spec[key]))
+        kind = spec.get("type")
+        if isinstance(kind, list):
+            return self.rule(" | ".join(self.value(spec | {"type": k}) for k in kind))
+        simple = {"string": "str", "integer": "int", "number": "num", "boolean": "bool", "null": "none"}
+        if kind in simple:
+            return simple[kind]
+        if kind == "array":
+            item = self.value(spec.get("items") or {})
+            return self.rule(f'"[" ( {item} ( ", " {item} )* )? "]"')
+        if kind == "object":
+            props = spec.get("properties")
+            if not props:
+                return "anydict"
+            return self.rule(f'"{{" {self.keys(props, spec.get("required", []), self.key_head)} "}}"')
+        return "any"
+
+    def key_head(self, key: str) -> str:
+        return _lit(json.dumps(key, ensure_ascii=False) + ": ")
+
+    def keys(self, props: dict[str, Any], required: Sequence[str], head) -> str:
+        """The keys in schema order, optional ones skippable, ", " between the ones written."""
+        names = list(props)
+        memo: dict[tuple[int, bool], str] = {}
+
+        def rest(i: int, after: bool) -> str:
+            if i == len(names):
+                return '""'
+            if (i, after) not in memo:
+                item = ('", " ' if after else "") + f"{head(names[i])} {self.value(props[names[i]])} {rest(i + 1, True)}"
+                memo[(i, after)] = self.rule(item if names[i] in required else f"( {item} ) | {rest(i + 1, after)}")
+            return memo[(i, after)]
+
+        return rest(0, False)
+
+    def grammar(self, root: str) -> str:
+        return "\n".join([f"root ::= {root}", *self.rules]) + self.COMMON + self.WORDS[self.dialect]
+
+
+def json_calls_ebnf(tools: Sequence[Tool], prefix: str = "", suffix: str = "") -> str:
+    """One call object `{"name": ..., "arguments": {...}}` of any of `tools`, between fixed text."""
+    g = CallGrammar("json")
+    alts = []
+    for t in tools:
+        head = prefix + '{"name": ' + json.dumps(t.name, ensure_ascii=False) + ', "arguments": {'
+        alts.append(g.rule(f"{_lit(head)} {g.keys(t.properties, t.required, g.key_head)} {_lit('}}' + suffix)}"))
+    return g.grammar(" | ".join(alts))
+
+
+def pythonic_calls_ebnf(tools: Sequence[Tool]) -> str:
+    """`[name(key=value, ...), ...]`: one or more calls of `tools` with Python literal values."""
+    g = CallGrammar("python")
+    alts = [g.rule(f'{_lit(t.name + "(")} {g.keys(t.properties, t.required, lambda k: _lit(k + "="))} ")"')
+            for t in tools]
+    call = g.rule(" | ".join(alts))
+    return g.grammar(f'"[" {call} ( ", " {call} )* "]"')
