@@ -23,10 +23,11 @@ def run(cfg) -> dict:
     model = instantiate(cfg.model)
     out = config.output_dir or f"runs/eval/{model.name}-{Path(config.suite).stem}"
     summary = evaluate(model, config.suite, out, split=config.split, repair=config.repair, limit=config.limit,
-                       tool_paths=config.tool_paths)
+                       tool_paths=config.tool_paths, latency_cases=config.latency_cases)
     keys = ("model", "suite", "cases", "f1", "score", "f1_by_difficulty", "tool_name_f1", "argument_accuracy",
             "parse_failure_rate")
     print(json.dumps({k: summary[k] for k in keys} | {"f1_with_repair": summary["variants"]["repaired"]["f1"],
+                                                       "latency": summary["latency"], "routes": summary["routes"],
                                                        "output_dir": out}, indent=2))
     if config.report:
         from .models import SymbolicModel

@@ -137,10 +137,11 @@ def latency_chart(runs: Sequence[Run]) -> str:
 
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     for r in runs:
-        ms = [max(c.get("latency_ms", 0.0), 1e-3) for c in r.cases]
+        ms = [max(c["single_request_ms"], 1e-3) for c in r.cases if c.get("single_request_ms") is not None] or \
+            [max(c.get("latency_ms", 0.0), 1e-3) for c in r.cases]
         ax.hist(ms, bins=30, alpha=0.55, label=f"{r.label} (median {sorted(ms)[len(ms) // 2]:.1f} ms)")
     ax.set_xscale("log")
-    ax.set_xlabel("latency per case, ms (log scale)")
+    ax.set_xlabel("single-request latency, ms (log scale)")
     ax.set_ylabel("cases")
     ax.set_title("latency distribution")
     ax.legend(fontsize=8)
@@ -172,15 +173,26 @@ def overview_rows(runs: Sequence[Run]) -> list[list[Any]]:
     rows = []
     for r in runs:
         s, var = r.summary, r.summary.get("variants", {})
+        lat = s.get("latency") or {}
         rows.append([r.label, r.suite, s.get("cases", 0), var.get("raw", s).get("f1", 0.0),
                      var.get("repaired", s).get("f1", 0.0), var.get("raw", s).get("score", 0.0),
                      var.get("repaired", s).get("score", 0.0), s.get("tool_name_f1", 0.0),
-                     s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0), s.get("mean_latency_ms", 0.0)])
+                     s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0),
+                     _ms(lat.get("single_request_p50_ms")), _ms(lat.get("single_request_p95_ms")),
+                     lat.get("batched_cases_per_s") or "-", s.get("on_device_share", 1.0), _route_text(s.get("routes"))])
     return rows
 
 
+def _ms(v: float | None) -> Any:
+    return "-" if v is None else round(v, 1)
+
+
+def _route_text(routes: dict[str, int] | None) -> str:
+    return ", ".join(f"{k} {v}" for k, v in routes.items()) if routes else "-"
+
+
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "tool-name F1", "argument acc.",
-        "parse failures", "mean ms"]
+        "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device", "routes"]
 
 
 def snr_label(c: dict) -> str:

@@ -163,4 +163,5 @@ def summarize(cases: Sequence[CaseResult]) -> dict[str, Any]:
         "argument_accuracy": round(arg_ok / arg_total, 4) if arg_total else 0.0,
         "parse_failure_rate": round(mean(1.0 if c.parse_failures else 0.0 for c in cases), 4) if cases else 0.0,
         "mean_latency_ms": round(mean(c.latency_ms for c in cases), 3) if cases else 0.0,
+        "on_device_share": round(mean(1.0 if c.on_device else 0.0 for c in cases), 4) if cases else 0.0,
     }

@@ -1195,6 +1195,18 @@ def _continues(previous: ToolCall, call: ToolCall) -> bool:
             and previous.arguments.get("recipient") == call.arguments.get("recipient"))
 
 
+@dataclass
+class SymbolicParse:
+    """The calls, and whether the parse is complete: every intent in the request was recognised, is
+    for an offered tool and gave calls that validate against that tool's schema, and every offered
+    tool is one the rules know (an unknown tool might be what the request is for). The router
+    (`eval/models/router.py`) answers with complete parses and hands the rest to a model."""
+
+    calls: list[ToolCall]
+    complete: bool
+    reason: str = ""
+
+
 class SymbolicParser:
     """Rule-based baseline: `parser(text, tools) -> [ToolCall, ...]`, in the order asked.
 
@@ -1203,21 +1215,32 @@ class SymbolicParser:
     """
 
     def __call__(self, text: str, tools: Sequence[Tool]) -> list[ToolCall]:
+        return self.parse(text, tools).calls
+
+    def parse(self, text: str, tools: Sequence[Tool]) -> SymbolicParse:
         offered = {tool.name: tool for tool in tools}
         ctx = _Context()
         calls: list[ToolCall] = []
+        gaps: list[str] = [f"no rules for offered tool {n}" for n in offered if n not in _EXTRACTORS]
         for seg in _segments(_normalise(text)):
             name = _classify(seg)
             if name is None:
+                gaps.append("an intent no rule recognises")
                 continue
             # Extract even for tools not offered: a contact found there still feeds "him" later.
             arg_sets = _EXTRACTORS[name](seg, ctx)
             if name not in offered:
+                gaps.append(f"{name} is not offered")
                 continue
+            if not arg_sets:
+                gaps.append(f"no arguments found for {name}")
             for args in arg_sets:
                 call = ToolCall(name, _fit_to_tool(offered[name], args))
                 if calls and _continues(calls[-1], call):
                     calls[-1] = call  # "message Grace and tell her ...": one message, not two
                 else:
                     calls.append(call)
-        return calls
+        gaps += [f"{c.name}: {e}" for c in calls for e in offered[c.name].validation_errors(c.arguments)]
+        if not calls:
+            gaps.append("no call")
+        return SymbolicParse(calls, not gaps, "; ".join(gaps))

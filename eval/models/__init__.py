@@ -2,6 +2,7 @@
 Configs under `configs/model/` build them with `_target_`."""
 
 from .base import Model, Prediction
+from .router import RouterModel
 from .symbolic import SymbolicModel
 
 
@@ -15,4 +16,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["HFModel", "LFM2AudioModel", "Model", "Prediction", "SymbolicModel"]
+__all__ = ["HFModel", "LFM2AudioModel", "Model", "Prediction", "RouterModel", "SymbolicModel"]

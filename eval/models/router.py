@@ -1,0 +1,52 @@
+"""The hybrid of the playbook (ideas 9B/9C): rules first, the tuned model for the rest.
+
+The symbolic pre-parser answers when its parse is complete (every intent recognised, for an offered
+tool it has rules for, with calls that validate: `SymbolicParse.complete`); every other request goes
+to the inner model, batched. Both run on the device. Each prediction records its route, so reports
+can say how often each part answered.
+
+    python -m eval model=router model.inner.adapter=runs/demo/adapter suite=handwritten
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Sequence
+
+from toolcore.suites import Case
+
+from ..baselines.symbolic import SymbolicParser
+from .base import Model, Prediction
+
+
+class RouterModel:
+    def __init__(self, inner: Model, name: str | None = None):
+        self.inner = inner
+        self.name = name or f"router({inner.name})"
+        self.parser = SymbolicParser()
+
+    def predict(self, cases: Sequence[Case]) -> list[Prediction]:
+        out: list[Prediction | None] = [None] * len(cases)
+        rule_ms: list[float] = []
+        hand_over: list[int] = []
+        for i, case in enumerate(cases):
+            t0 = time.perf_counter()
+            parse = self.parser.parse(case.user_text, case.tools)
+            rule_ms.append((time.perf_counter() - t0) * 1000)
+            if parse.complete:
+                out[i] = Prediction(parse.calls, raw_text=json.dumps([c.to_dict() for c in parse.calls]),
+                                    latency_ms=rule_ms[i], details={"route": "symbolic"})
+            else:
+                hand_over.append(i)
+                out[i] = Prediction([], details={"route": "model", "symbolic_gap": parse.reason})
+        if hand_over:
+            for i, pred in zip(hand_over, self.inner.predict([cases[i] for i in hand_over])):
+                pred.latency_ms += rule_ms[i]           # the rules ran first
+                pred.details = {**out[i].details, **pred.details}
+                out[i] = pred
+        return out  # type: ignore[return-value]
+
+    @property
+    def timing(self) -> dict[str, float] | None:
+        return getattr(self.inner, "timing", None)
