@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup data test bench eval-symbolic report demo clean
+.PHONY: setup data test bench eval-symbolic report demo demo-eval clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PY312)" || { echo "error: Python 3.12 not found (install it, e.g. pyenv install 3.12)"; exit 1; }
@@ -45,23 +45,34 @@ bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_data_gen.py
 	$(PY) benchmarks/bench_eval.py
+	$(PY) benchmarks/bench_constrained.py $$( [ -d runs/demo/adapter ] && echo --adapter runs/demo/adapter )
 	$(PY) benchmarks/bench_train.py
 	$(PY) benchmarks/bench_speech.py
 	$(PY) benchmarks/bench_token_init.py
 
-## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> base vs tuned vs
-## symbolic on the hackathon 30 and the generated test split -> runs/demo/report.html
+## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> demo-eval
 DEMO := runs/demo
 DEMO_TEST_CASES ?= 300
 demo: $(STAMP)
 	$(PY) -m data_gen
 	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO)
-	$(PY) -m eval suite=hackathon30 model=symbolic output_dir=$(DEMO)/eval/symbolic-hackathon30
-	$(PY) -m eval suite=hackathon30 model=smollm2 output_dir=$(DEMO)/eval/base-hackathon30
-	$(PY) -m eval suite=hackathon30 model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned output_dir=$(DEMO)/eval/tuned-hackathon30
-	$(PY) -m eval suite=data/default limit=$(DEMO_TEST_CASES) model=symbolic output_dir=$(DEMO)/eval/symbolic-test
-	$(PY) -m eval suite=data/default limit=$(DEMO_TEST_CASES) model=smollm2 model.generation.max_new_tokens=48 output_dir=$(DEMO)/eval/base-test
-	$(PY) -m eval suite=data/default limit=$(DEMO_TEST_CASES) model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned output_dir=$(DEMO)/eval/tuned-test
+	$(MAKE) demo-eval
+
+## demo-eval: the demo adapter (constrained calls, the default, and free) beside the base model, the symbolic
+## pre-parser and the router, on the hackathon 30, the hand-written held-out set and the generated test split
+TUNED := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
+demo-eval: $(STAMP)
+	@set -e; for s in hackathon30 handwritten test; do \
+	  suite=$$s; extra=""; [ $$s = test ] && { suite=data/default; extra="limit=$(DEMO_TEST_CASES)"; }; \
+	  $(PY) -m eval suite=$$suite $$extra model=symbolic output_dir=$(DEMO)/eval/symbolic-$$s; \
+	  [ $$s = handwritten ] || $(PY) -m eval suite=$$suite $$extra model=smollm2 model.generation.max_new_tokens=48 \
+	    output_dir=$(DEMO)/eval/base-$$s; \
+	  $(PY) -m eval suite=$$suite $$extra $(TUNED) output_dir=$(DEMO)/eval/tuned-$$s; \
+	  $(PY) -m eval suite=$$suite $$extra $(TUNED) model.generation.constrained=false model.name=smollm2-tuned-free \
+	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
+	  $(PY) -m eval suite=$$suite $$extra model=router model.inner.adapter=$(DEMO)/adapter model.inner.name=smollm2-tuned \
+	    output_dir=$(DEMO)/eval/router-$$s; \
+	done
 	$(PY) -m eval.report $(DEMO)/eval/*/ --out $(DEMO)/report.html --title "make demo: SmolLM2-135M tool calling"
 
 ## report: compare every eval run under runs/eval in one page

@@ -28,6 +28,7 @@ def run(cfg) -> dict:
             "parse_failure_rate")
     print(json.dumps({k: summary[k] for k in keys} | {"f1_with_repair": summary["variants"]["repaired"]["f1"],
                                                        "latency": summary["latency"], "routes": summary["routes"],
+                                                       "invalid_calls": summary["invalid_calls"],
                                                        "output_dir": out}, indent=2))
     if config.report:
         from .models import SymbolicModel

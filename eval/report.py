@@ -179,7 +179,8 @@ def overview_rows(runs: Sequence[Run]) -> list[list[Any]]:
                      var.get("repaired", s).get("score", 0.0), s.get("tool_name_f1", 0.0),
                      s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0),
                      _ms(lat.get("single_request_p50_ms")), _ms(lat.get("single_request_p95_ms")),
-                     lat.get("batched_cases_per_s") or "-", s.get("on_device_share", 1.0), _route_text(s.get("routes"))])
+                     lat.get("batched_cases_per_s") or "-", s.get("on_device_share", 1.0), _route_text(s.get("routes")),
+                     (s.get("invalid_calls") or {}).get("total", "-")])
     return rows
 
 
@@ -192,7 +193,8 @@ def _route_text(routes: dict[str, int] | None) -> str:
 
 
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "tool-name F1", "argument acc.",
-        "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device", "routes"]
+        "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device", "routes",
+        "invalid calls"]
 
 
 def snr_label(c: dict) -> str:

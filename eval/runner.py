@@ -86,6 +86,27 @@ def _audio_facts(case: Case) -> dict[str, Any]:
     return {"audio": clip.ref, "snr_db": None if snr is None or snr != snr else float(snr)}
 
 
+def invalid_calls(cases: Sequence[Case], predictions: Sequence[Prediction]) -> dict[str, int]:
+    """Predicted calls that no offered schema allows, by kind: a tool that was not offered, a key the
+    tool does not have, a required key missing, a value of the wrong type (or out of its enum)."""
+    counts = {"unknown_tool": 0, "unknown_key": 0, "missing_required": 0, "wrong_type": 0}
+    for case, pred in zip(cases, predictions):
+        offered = {t.name: t for t in case.tools}
+        for call in pred.calls:
+            tool = offered.get(call.name)
+            if tool is None:
+                counts["unknown_tool"] += 1
+                continue
+            props = tool.properties
+            if set(call.arguments) - set(props):
+                counts["unknown_key"] += 1
+            elif set(tool.required) - set(call.arguments):
+                counts["missing_required"] += 1
+            elif tool.validation_errors(call.arguments):
+                counts["wrong_type"] += 1
+    return counts | {"total": sum(counts.values())}
+
+
 def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
@@ -138,7 +159,7 @@ def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "
         "model": model.name, "suite": str(suite), "split": split if Path(suite).is_dir() else None,
         "repair": repair, "variants": {k: summarize(v) for k, v in variants.items()},
         "timing": timing, "latency": latency_summary(measured, batched_s, len(cases)),
-        "routes": _routes(predictions),
+        "routes": _routes(predictions), "invalid_calls": invalid_calls(cases, predictions),
         "simulated_tool_results": sum(e.get("simulated", False) for p in predictions
                                       for e in p.details.get("tool_events", [])),
     }

@@ -52,5 +52,6 @@ def test_latency_is_one_request_alone_and_routes_are_counted(tmp_path):
     assert len(measured) == 12 and all(r["latency_ms"] == round(r["single_request_ms"], 3) for r in measured)
     # unmeasured cases are charged their level's mean of measured cases
     assert all(r["latency_ms"] > 0 for r in rows)
+    assert summary["invalid_calls"]["total"] == 0       # the parser only writes offered tools' keys
     none = evaluate(SymbolicModel(), "hackathon30", tmp_path / "b", latency_cases=0)
     assert none["latency"]["single_request_cases"] == 0 and none["routes"] is None
