@@ -45,7 +45,7 @@ def test_dataset_shape_and_manifest(dataset):
     assert set(total["by_num_calls"]) == {"0", "1", "2", "3"}
     assert set(manifest["tools_generated"]) == set(total["by_tool"])   # every generated tool is present
     assert "crop" in manifest["tools_without_generation"]
-    assert manifest["decontamination"]["against"] == ["hackathon30"]
+    assert manifest["decontamination"]["against"] == ["hackathon30", "handwritten"]   # every built-in suite
     assert manifest["code_version"]["code_hash"] and manifest["seed"] == 0
     assert (Path(cfg.output_dir) / "export" / "train.openai.jsonl").exists()
 
