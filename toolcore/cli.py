@@ -4,11 +4,17 @@
 overrides, multiruns (`-m`) and launchers (`hydra/launcher=submitit_slurm`) work as usual. Before
 that, a plain run composes the config once to catch a bad override (a key that does not exist, a
 wrong type) and reports it in one line naming the config file and the key, instead of Hydra's
-multi-line report. A `ToolkitError` raised by the task is printed the same way (exit code 2).
+multi-line report. A `ToolkitError` raised by the task is printed the same way (exit code 2), also
+when Hydra raised it while instantiating a config node (`hydra.utils.instantiate(cfg.model)` wraps
+whatever the constructor raises in a multi-line `InstantiationException`: a bad model.path, a folder
+that is not an adapter, a GPU that is not there). Any other instantiation failure is one line too,
+naming the config node and the target; HYDRA_FULL_ERROR=1 still gives the whole traceback.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -21,6 +27,45 @@ def one_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     keep = [ln for ln in lines if not ln.startswith(("full_key:", "object_type=", "reference_type="))]
     return "; ".join(keep[:3]) or type(exc).__name__
+
+
+def toolkit_cause(exc: BaseException):
+    """The ToolkitError an exception was raised from (directly or through wrappers), or None."""
+    from .errors import ToolkitError
+
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ToolkitError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def instantiation_line(exc: BaseException) -> str:
+    """One line for an InstantiationException whose cause is not a ToolkitError: the config node
+    (Hydra's `full_key`), the target and the underlying error's first line."""
+    text = str(exc)
+    node = re.search(r"^full_key: (\S+)", text, re.M)
+    target = re.search(r"target '([^']+)'", text)
+    cause = exc.__cause__
+    what = f"{type(cause).__name__}: {(str(cause).strip().splitlines() or [''])[0]}" if cause else one_line(exc)
+    field = node.group(1) if node else "model"
+    return (f"field '{field}': cannot create {target.group(1) if target else 'it'}: {what} "
+            f"(fix: check the {field}.* settings; HYDRA_FULL_ERROR=1 shows the traceback)")
+
+
+def config_error_line(config_name: str, exc: BaseException) -> str:
+    """One line for an OmegaConf error met while the task reads its config (a mandatory `???` value
+    left unset, a value of the wrong type): the config file and the key."""
+    from omegaconf.errors import MissingMandatoryValue
+
+    key = getattr(exc, "full_key", None) or ""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    fix = f"set it on the command line: {key}=..." if isinstance(exc, MissingMandatoryValue) and key else \
+        f"`python -m {config_name} --cfg job` prints every key"
+    return f"configs/{config_name}.yaml: " + (f"field '{key}': " if key else "") + f"{first} (fix: {fix})"
 
 
 def check_overrides(config_name: str, overrides: list[str]) -> str | None:
@@ -47,6 +92,8 @@ def check_overrides(config_name: str, overrides: list[str]) -> str | None:
 
 def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
     import hydra
+    from hydra.errors import InstantiationException
+    from omegaconf.errors import OmegaConfBaseException
 
     from .errors import ToolkitError
 
@@ -66,6 +113,17 @@ def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
             return task(cfg)
         except ToolkitError as e:
             print(f"error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except InstantiationException as e:
+            cause = toolkit_cause(e)
+            if cause is None and os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            print(f"error: {cause if cause is not None else instantiation_line(e)}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except OmegaConfBaseException as e:   # the config itself: a `???` left unset, a wrong type
+            if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            print(f"error: {config_error_line(config_name, e)}", file=sys.stderr)
             raise SystemExit(2) from None
 
     _main()
