@@ -3,13 +3,17 @@
 A `Tool` is an OpenAI-style function definition (name, description, JSON-schema parameters).
 A `ToolCall` is a name plus an argument dict. Argument validation uses the `jsonschema` library,
 with one compiled validator per tool (validation sits on the data generator's hot path).
+Schemas as they exist in the wild load: names with '-' (OpenAI) or '.' (BFCL), and properties
+described by anyOf / oneOf / $ref + $defs / enum / const instead of a top-level `type`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
+from urllib.parse import unquote
 
 import jsonschema
 
@@ -116,14 +120,64 @@ class Tool:
                    generation=d.get("generation"), source=source)
 
 
+# OpenAI allows `^[a-zA-Z0-9_-]{1,64}$`; BFCL adds dots (`math.factorial`)
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+# A property is valid JSON Schema without a top-level `type` when one of these says what its value is
+# (Pydantic writes Optional[str] as anyOf, nested models as $ref). One with none of them accepts any
+# value, which in a hand-written tool file is nearly always a forgotten or misspelt `type`.
+VALUE_KEYWORDS = ("type", "anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not")
+# Python's names for JSON types, as people (and BFCL) write them: the fix names the JSON word
+PYTHON_TYPE_NAMES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "dict": "object",
+                     "list": "array", "tuple": "array", "NoneType": "null"}
+# keywords whose value is a map of subschemas; every other key of SUBSCHEMA_KEYS holds one or a list
+SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SUBSCHEMA_KEYS = SUBSCHEMA_MAPS + ("items", "prefixItems", "additionalItems", "additionalProperties", "contains",
+                                   "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "propertyNames",
+                                   "unevaluatedItems", "unevaluatedProperties")
+
+
+def subschemas(schema: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every schema object in `schema`, outermost first, with its dotted path (for error messages).
+    Iterative: a schema nested deeper than Python's recursion limit is still walked."""
+    queue = [(path, schema)]
+    for here, node in queue:      # the queue grows while it is read
+        if not isinstance(node, Mapping):
+            continue
+        yield here, node
+        for key in SUBSCHEMA_KEYS:
+            child = node.get(key)
+            if isinstance(child, Mapping) and key in SUBSCHEMA_MAPS:
+                queue += [(f"{here}.{key}.{k}", v) for k, v in child.items()]
+            elif isinstance(child, list):
+                queue += [(f"{here}.{key}[{i}]", v) for i, v in enumerate(child)]
+            elif child is not None:
+                queue.append((f"{here}.{key}", child))
+
+
+def resolve_local_ref(root: Any, ref: Any) -> Any | None:
+    """The schema a local JSON-pointer `$ref` (`#/$defs/City`) points to inside `root`, or None."""
+    if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+        return None
+    node = root
+    for part in ref[2:].split("/") if ref != "#" else []:
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node if isinstance(node, (Mapping, bool)) else None
+
+
 def check_tool_schema(d: Any, *, file: str = "<schema>", line: int | None = None) -> None:
     """Reject malformed tool definitions early, naming the field and the fix."""
     if not isinstance(d, Mapping):
         raise ToolkitError("a tool definition must be a mapping", file=file, line=line)
     name = d.get("name")
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ToolkitError(f"tool name {name!r} is not an identifier", file=file, line=line, field="name",
-                           fix="use letters, digits and underscores, e.g. get_weather")
+    if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+        raise ToolkitError(f"tool name {name!r} must be 1-64 letters, digits, '_', '-' or '.'", file=file,
+                           line=line, field="name", fix="rename it, e.g. get_weather, get-weather or math.factorial")
     params = d.get("parameters", {"type": "object", "properties": {}})
     if not isinstance(params, Mapping) or params.get("type") != "object":
         raise ToolkitError("parameters must be a JSON schema with type 'object'", file=file, line=line,
@@ -136,16 +190,12 @@ def check_tool_schema(d: Any, *, file: str = "<schema>", line: int | None = None
             raise ToolkitError(f"parameter name {key!r} is not a string", file=file, line=line,
                                field=f"{name}.parameters", fix="quote it: YAML reads on/off/yes/no as booleans")
     for key, spec in props.items():
-        if not isinstance(spec, Mapping) or "type" not in spec:
+        if not isinstance(spec, Mapping) or not any(k in spec for k in VALUE_KEYWORDS):
             raise ToolkitError("property has no 'type'", file=file, line=line,
                                field=f"{name}.parameters.properties.{key}",
-                               fix="add a JSON type such as `type: string` or `type: integer`")
-        types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
-        bad = [t for t in types if t not in JSON_TYPES]
-        if bad:
-            raise ToolkitError(f"unknown JSON type {bad[0]!r}", file=file, line=line,
-                               field=f"{name}.parameters.properties.{key}.type",
-                               fix=f"use one of {sorted(JSON_TYPES)}")
+                               fix="add a JSON type such as `type: string`, or anyOf / oneOf / $ref / enum / const")
+    for path, schema in subschemas(params, f"{name}.parameters"):
+        _check_types_and_refs(schema, params, file=file, line=line, path=path)
     missing = [r for r in params.get("required", []) if r not in props]
     if missing:
         raise ToolkitError(f"required key {missing[0]!r} is not among the properties", file=file, line=line,
@@ -155,3 +205,18 @@ def check_tool_schema(d: Any, *, file: str = "<schema>", line: int | None = None
     except jsonschema.SchemaError as e:
         raise ToolkitError(f"invalid JSON schema: {e.message}", file=file, line=line,
                            field=f"{name}.parameters") from e
+
+
+def _check_types_and_refs(schema: Mapping[str, Any], root: Mapping[str, Any], *, file: str, line: int | None,
+                          path: str) -> None:
+    """Known JSON `type` words only (BFCL's dict/float/any are mapped by its importer), and local
+    `$ref`s that resolve: an unresolvable one would only fail later, inside validation."""
+    kinds = schema.get("type", [])
+    for kind in kinds if isinstance(kinds, list) else [kinds]:
+        if not isinstance(kind, str) or kind not in JSON_TYPES:
+            hint = (f"write {PYTHON_TYPE_NAMES[kind]!r}" if isinstance(kind, str) and kind in PYTHON_TYPE_NAMES
+                    else "list the types instead: [string, number, boolean, object, array, null]" if kind == "any" else f"use one of {sorted(JSON_TYPES)}")
+            raise ToolkitError(f"unknown JSON type {kind!r}", file=file, line=line, field=f"{path}.type", fix=hint)
+    if "$ref" in schema and resolve_local_ref(root, schema["$ref"]) is None:
+        raise ToolkitError(f"$ref {schema['$ref']!r} does not point into this schema", file=file, line=line,
+                           field=f"{path}.$ref", fix="define it under `$defs` and refer to it as #/$defs/Name")
