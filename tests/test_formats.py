@@ -12,14 +12,20 @@ from toolcore.schema import ToolCall
 MARKERS = ["<tool_call>", "</tool_call>", "<|tool_call_start|>", "<|tool_call_end|>", "<tool_response>",
            "</tool_response>", "<|tool_response_start|>", "<|tool_response_end|>", "<|im_end|>", "<|im_start|>"]
 
-identifier = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True).filter(lambda s: not keyword.iskeyword(s))
+# every name a tool may have (toolcore.schema.TOOL_NAME): get-weather, math.factorial, 2fa, class, True
+tool_name = st.from_regex(r"[A-Za-z0-9_.-]{1,64}", fullmatch=True)
+# argument keys: identifiers, Python keywords (`from`, `class`) and the same characters as names
+arg_key = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True), st.sampled_from(keyword.kwlist),
+                    st.from_regex(r"[A-Za-z0-9_.-]{1,20}", fullmatch=True))
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
     lambda s: not any(m in s for m in MARKERS))
 scalar = st.one_of(text, st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False),
-                   st.booleans(), st.none())
+                   st.booleans(), st.none(), st.sampled_from(["celsius", "fahrenheit", "Zürich"]))   # enum members
+# nested objects take any text as keys (they are written as string literals in every format)
 value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(identifier, inner, max_size=3)), max_leaves=8)
-call = st.builds(ToolCall, identifier, st.dictionaries(identifier, value, max_size=4))
+                                                     st.dictionaries(st.one_of(arg_key, text), inner, max_size=3)),
+                     max_leaves=8)
+call = st.builds(ToolCall, tool_name, st.dictionaries(arg_key, value, max_size=4))
 calls = st.lists(call, min_size=1, max_size=3)
 
 
@@ -31,6 +37,22 @@ def test_parse_render_roundtrip(name, calls):
     parsed = fmt.parse(fmt.render_calls(calls))
     assert parsed.ok, parsed.failures
     assert parsed.calls == calls
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+@pytest.mark.parametrize("tool", ["get-weather", "math.factorial", "2fa", "class", "True", "None", "-", "..",
+                                  "a.b-c_d.9"])
+def test_names_that_are_not_python_roundtrip(name, tool):
+    fmt = get_format(name)
+    wild = [ToolCall(tool, {"from": "Oslo", "class": None, "on": True}), ToolCall(tool, {})]
+    rendered = fmt.render_calls(wild)
+    assert tool in rendered
+    assert fmt.parse(rendered).calls == wild
+
+
+def test_lfm2_writes_wild_names_verbatim():
+    rendered = get_format("lfm2").render_calls([ToolCall("math.factorial", {"n": 5}), ToolCall("get-weather", {})])
+    assert rendered == "<|tool_call_start|>[math.factorial(n=5), get-weather()]<|tool_call_end|>"
 
 
 @settings(max_examples=100, deadline=None)
@@ -71,6 +93,13 @@ def test_malformed_output_becomes_recorded_failure(name, text, failure):
 def test_lfm2_keeps_good_calls_next_to_bad_ones():
     res = get_format("lfm2").parse('<|tool_call_start|>[f(a=1), g(b=os.system("x"))]<|tool_call_end|>')
     assert res.calls == [ToolCall("f", {"a": 1})] and len(res.failures) == 1
+
+
+def test_ovis_crop_without_a_box_of_four_integers_is_written_as_json():
+    fmt = get_format("ovis2_5")
+    for args in ({"bbox": [1, 2, 3]}, {"bbox": "1,2,3,4"}, {"bbox": [1, 2, 3, 4.5]}, {"bbox": [1, 2, 3, 4], "z": 1}):
+        c = [ToolCall("crop", args)]
+        assert "Crop [" not in fmt.render_calls(c) and fmt.parse(fmt.render_calls(c)).calls == c
 
 
 def episode(registry):

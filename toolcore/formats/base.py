@@ -15,6 +15,8 @@ image is fed back inside the same turn.)
 from __future__ import annotations
 
 import json
+import math
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -191,20 +193,83 @@ def split_blocks(text: str, start: str, end: str) -> tuple[list[str], str, list[
     return bodies, "".join(outside).strip(), failures
 
 
+# lone surrogates: a str holds one after a JSON escape such as "\ud800" or a broken decode, never from text
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):    # 1e999999 reads as inf: no argument can carry it
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:    # json.loads would keep the last one silently
+            raise ValueError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
+
+
+def loads_strict(text: str) -> Any:
+    """`json.loads` that refuses what a call cannot carry: NaN/Infinity, numbers beyond float range,
+    duplicate keys. Raises ValueError (JSONDecodeError is one) or RecursionError (deep nesting)."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+
+
+def json_value_problem(value: Any) -> str | None:
+    """Why `value` cannot be a call's name or argument, or None: JSON types only, finite numbers, text
+    that is valid Unicode (a lone surrogate cannot be written as UTF-8: saving predictions would fail).
+    Iterative, so any depth a parser let through is checked without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if not all(isinstance(k, str) for k in v):
+                return "an object key is not a string"
+            stack += [*v.keys(), *v.values()]
+        elif isinstance(v, list):
+            stack += v
+        elif isinstance(v, str):
+            if SURROGATE.search(v):
+                return "text with a lone surrogate (invalid Unicode)"
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                return f"number {v} is not finite"
+        elif not (v is None or isinstance(v, (bool, int))):
+            return f"a {type(v).__name__} is not a JSON value"
+    return None
+
+
+def _json_failure(e: Exception) -> str:
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    return getattr(e, "msg", None) or str(e)
+
+
 def parse_json_call(body: str) -> tuple[ToolCall | None, str | None]:
     """A call written as JSON {"name": ..., "arguments": {...}} (also "parameters", or args as a string)."""
     try:
-        obj = json.loads(body)
-    except json.JSONDecodeError as e:
-        return None, f"invalid JSON in call: {e.msg}"
+        obj = loads_strict(body)
+    except (ValueError, RecursionError) as e:
+        return None, f"invalid JSON in call: {_json_failure(e)}"
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None, "call JSON has no string 'name'"
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except json.JSONDecodeError:
+            args = loads_strict(args)
+        except (ValueError, RecursionError):
             return None, "call arguments are a string that is not JSON"
     if not isinstance(args, dict):
         return None, "call arguments are not an object"
+    problem = json_value_problem([obj["name"], args])
+    if problem:
+        return None, f"call JSON holds {problem}"
     return ToolCall(obj["name"], args), None

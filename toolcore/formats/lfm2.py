@@ -3,19 +3,21 @@ prompt, calls in Pythonic form `<|tool_call_start|>[get_weather(location="Paris"
 results in a `tool` turn between `<|tool_response_start|>`/`<|tool_response_end|>`.
 All six markers are single tokens in LFM2's tokenizer.
 
-Calls are parsed with `ast.parse` (syntax only) and `ast.literal_eval` for argument values:
-nothing the model writes is ever executed.
+Tool names are written verbatim (`get-weather(...)`, `math.factorial(...)`), although they are not
+always Python: names and keys are read with patterns, argument values with `ast.parse` (syntax only)
+and `ast.literal_eval`. Nothing the model writes is ever executed.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any, Sequence
 
 from ..conversation import Message
 from ..schema import Tool, ToolCall
-from .base import ChatFormat, ParseResult, Segment, dumps, split_blocks
+from .base import ChatFormat, ParseResult, Segment, dumps, json_value_problem, split_blocks
 from .grammar import pythonic_calls_ebnf
 
 
@@ -30,39 +32,122 @@ def py_literal(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(py_literal(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))}: {py_literal(v)}" for k, v in value.items()) + "}"
+        # keys as the strings they are: an ASCII-escaped key would write "𐀀" as the JSON pair "\ud800\udc00",
+        # which Python reads as two lone surrogates
+        return "{" + ", ".join(f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot render {type(value).__name__} as a literal")
 
 
-def parse_pythonic(body: str) -> tuple[list[ToolCall], list[str]]:
-    """`[f(a=1), g(b="x")]` (brackets optional) -> calls; anything else -> failures."""
-    src = body.strip()
-    if not src.startswith("["):
-        src = f"[{src}]"
+# A call is `name(key=value, ...)`. Tool names may hold '-' and '.' (get-weather, math.factorial) or
+# start with a digit, which are not Python: the name and the keys are read by these patterns, and only
+# each value goes through `ast` (parsed, never run) as a Python literal.
+CALL_HEAD = re.compile(r"\s*([\w.\-]+)\s*\(")
+KEYWORD = re.compile(r"\s*([\w.\-]+)\s*=(?!=)")
+# where a comma or bracket might matter; quotes start a string literal, skipped whole (STRING)
+SYNTAX = re.compile(r"""["'()\[\]{},]""")
+
+
+def _string_literal(quote: str) -> str:
+    """The pattern of a Python string literal between `quote`s (one or three quote characters)."""
+    q = quote[0]
+    if len(quote) == 3:    # may span lines and hold lone quotes
+        return rf"{quote}(?:[^{q}\\]|\\.|{q}(?!{q}{q}))*{quote}"
+    return rf"{q}(?:[^{q}\\\n]|\\.)*{q}"
+
+
+STRING = re.compile("|".join(_string_literal(q) for q in ('"""', "'''", '"', "'")), re.S)
+CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def split_top_level(src: str) -> list[str] | None:
+    """`src` cut at the commas outside brackets and string literals; None when a bracket or a quote
+    is unbalanced. One pass of regex searches: linear in the length, any nesting depth."""
+    pieces, closers, start, pos = [], [], 0, 0
+    while (m := SYNTAX.search(src, pos)):
+        char, pos = m.group(), m.end()
+        if char in "\"'":
+            string = STRING.match(src, m.start())
+            if not string:
+                return None
+            pos = string.end()
+        elif char in CLOSER:
+            closers.append(CLOSER[char])
+        elif char != ",":
+            if not closers or closers.pop() != char:
+                return None
+        elif not closers:
+            pieces.append(src[start:m.start()])
+            start = pos
+    return None if closers else [*pieces, src[start:]]
+
+
+def comma_list(src: str) -> list[str] | None:
+    """The items of a comma-separated list (a trailing comma allowed, as in Python); [] for blank text."""
+    items = split_top_level(src)
+    if items and not items[-1].strip():
+        items.pop()
+    return items
+
+
+def python_literal(text: str) -> tuple[Any, str | None]:
+    """The JSON value a Python literal writes (`"x"`, `-1.5`, `[1, {"a": None}]`), or why it is not one."""
     try:
-        tree = ast.parse(src, mode="eval")
-    except SyntaxError as e:
-        return [], [f"invalid call syntax: {e.msg}"]
-    if not isinstance(tree.body, ast.List):
-        return [], ["calls are not a list"]
+        tree = ast.parse(text.strip(), mode="eval")
+        for node in ast.walk(tree):
+            keys = [k.value for k in getattr(node, "keys", []) if isinstance(k, ast.Constant)]
+            if isinstance(node, ast.Dict) and len(set(keys)) < len(keys):
+                return None, "duplicate key in a dict"
+        value = ast.literal_eval(tree)
+    # MemoryError: CPython's parser reports some deep nesting as out of memory
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as e:
+        reason = (str(e).splitlines() or [type(e).__name__])[0]
+        # literal_eval names the refused node as "<ast.Call object at 0x...>": say what it is instead
+        return None, "an expression" if reason.startswith("malformed node") else reason[:120]
+    return value, json_value_problem(value)
+
+
+def parse_pythonic_call(item: str) -> tuple[ToolCall | None, str | None]:
+    """One `name(key=value, ...)`; positional arguments, repeated keys and non-literals are failures."""
+    head, body = CALL_HEAD.match(item), item.rstrip()
+    if not head or not body.endswith(")"):
+        return None, "list item is not a call by name"
+    name = head.group(1)
+    pieces = comma_list(body[head.end():-1])
+    if pieces is None:    # the name's "(" does not close at the end: `f(a=1) + g()`
+        return None, f"{name}: invalid call syntax"
+    args: dict[str, Any] = {}
+    for piece in pieces:
+        key = KEYWORD.match(piece)
+        if not key:
+            return None, f"{name}: positional arguments are not allowed"
+        if key.group(1) in args:
+            return None, f"{name}: argument {key.group(1)!r} is given twice"
+        value, problem = python_literal(piece[key.end():])
+        if problem:
+            return None, f"{name}: argument {key.group(1)!r} is not a literal ({problem})"
+        args[key.group(1)] = value
+    return ToolCall(name, args), None
+
+
+def parse_pythonic(body: str) -> tuple[list[ToolCall], list[str]]:
+    """`[f(a=1), get-weather(city="x")]` (brackets optional) -> calls; anything else -> failures."""
+    src = body.strip()
+    if src.startswith("["):
+        if not src.endswith("]"):
+            return [], ["invalid call syntax: '[' without ']'"]
+        src = src[1:-1]
+    items = comma_list(src)
+    if items is None:
+        return [], ["invalid call syntax: unbalanced brackets or quotes"]
+    if not items:    # `[]`: the block was opened, but nothing called
+        return [], ["no call between the call markers"]
     calls, failures = [], []
-    for node in tree.body.elts:
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-            failures.append("list item is not a call by name")
-            continue
-        if node.args:
-            failures.append(f"{node.func.id}: positional arguments are not allowed")
-            continue
-        args: dict[str, Any] = {}
-        try:
-            for kw in node.keywords:
-                if kw.arg is None:
-                    raise ValueError("**kwargs")
-                args[kw.arg] = ast.literal_eval(kw.value)
-        except (ValueError, SyntaxError, TypeError) as e:
-            failures.append(f"{node.func.id}: argument is not a literal ({e})")
-            continue
-        calls.append(ToolCall(node.func.id, args))
+    for item in items:
+        call, failure = parse_pythonic_call(item)
+        if call is not None:
+            calls.append(call)
+        else:
+            failures.append(failure or "unparseable call")
     return calls, failures
 
 

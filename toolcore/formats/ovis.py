@@ -17,6 +17,12 @@ CROP_RE = re.compile(r"^\s*Crop\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s
 CROP_TOOL = "crop"
 
 
+def is_box(arguments: dict) -> bool:
+    """Only a box of four integers has the Crop form; any other crop call is written as JSON."""
+    box = arguments.get("bbox") if list(arguments) == ["bbox"] else None
+    return isinstance(box, list) and len(box) == 4 and all(type(v) is int for v in box)
+
+
 class OvisFormat(Qwen3Format):
     name = "ovis2_5"
 
@@ -24,7 +30,7 @@ class OvisFormat(Qwen3Format):
         return "<image>" if kind == "image" else f"<{kind}>"
 
     def render_call(self, call: ToolCall) -> str:
-        if call.name == CROP_TOOL and list(call.arguments) == ["bbox"]:
+        if call.name == CROP_TOOL and is_box(call.arguments):
             x1, y1, x2, y2 = call.arguments["bbox"]
             return f"{self.call_start}Crop [{x1},{y1},{x2},{y2}]{self.call_end}"
         return super().render_call(call)
