@@ -24,7 +24,7 @@ from rich.table import Table
 
 from data_gen.config import DataGenConfig
 from data_gen.compose import Rejected
-from data_gen.decontam import normalize
+from toolcore.decontam import normalize
 from data_gen.generate import Generator, to_record
 
 

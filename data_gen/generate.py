@@ -13,10 +13,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import random
 import shutil
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,6 +22,9 @@ from typing import Any, Callable
 
 from tqdm.auto import tqdm
 
+from toolcore.convert.writer import (DATASET_FORMAT, code_version, decontamination_counts, make_record,
+                                     save_dataset_folder, summary)
+from toolcore.decontam import Decontaminator, normalize
 from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 from toolcore.formats import get_format
@@ -32,30 +33,9 @@ from toolcore.vocab import load_vocabulary
 
 from .compose import Composer, Draft, Rejected
 from .config import SPLITS, DataGenConfig
-from .decontam import Decontaminator, normalize
 from .intents import compile_intent
 from .templates import count_phrasings
 from .verify import Verifier
-
-CODE_DIRS = ("toolcore", "data_gen")
-
-
-def code_version() -> dict[str, str]:
-    """Git commit (when in a checkout) and a hash of the source and data files that shape the output."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for d in CODE_DIRS:
-        for p in sorted((root / d).rglob("*")):
-            if p.suffix in (".py", ".yaml", ".jsonl") and "__pycache__" not in p.parts:
-                h.update(p.relative_to(root).as_posix().encode())
-                h.update(p.read_bytes())
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                                text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        commit = ""
-    return {"git_commit": commit or "unknown", "code_hash": h.hexdigest()[:16]}
-
 
 class Generator:
     """Holds everything compiled from the config; `draft_record(i)` is one attempt."""
@@ -107,14 +87,9 @@ class Generator:
 
 def to_record(d: Draft, id_: str, split: str) -> dict[str, Any]:
     conv = d.conversation.to_dict()
-    calls = [c.to_dict() for c in d.expected_calls]
-    return {
-        "id": id_, "split": split, "category": d.category, "style": d.style, "history": d.history,
-        "user_text": d.user_text, "num_calls": len(calls), "tool_names": [c["name"] for c in calls],
-        "expected_calls": json.dumps(calls, ensure_ascii=False),
-        "messages": json.dumps(conv["messages"], ensure_ascii=False),
-        "tools": json.dumps(conv["tools"], ensure_ascii=False),
-    }
+    return make_record(id_, category=d.category, style=d.style, history=d.history, user_text=d.user_text,
+                       calls=[c.to_dict() for c in d.expected_calls], messages=conv["messages"],
+                       tools=conv["tools"]) | {"split": split}
 
 
 def config_fingerprint(cfg: DataGenConfig) -> str:
@@ -167,8 +142,6 @@ def run_shards(gen: Generator, work: Path, *, progress: bool = True,
 def generate(cfg: DataGenConfig, *, progress: bool = True,
              on_shard: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Write the dataset and its manifest to `cfg.output_dir`; return the manifest."""
-    from datasets import Dataset, DatasetDict
-
     out = Path(cfg.output_dir)
     fingerprint = config_fingerprint(cfg)
     if (out / "manifest.json").exists() and not cfg.overwrite:
@@ -194,49 +167,22 @@ def generate(cfg: DataGenConfig, *, progress: bool = True,
         raise ToolkitError("ran out of attempts", file=str(work))
 
     by_split = {s: [r for r in records if r["split"] == s] for s in SPLITS if cfg.splits.get(s, 0) > 0}
-    dd = DatasetDict({s: Dataset.from_list([{k: v for k, v in r.items() if k != "split"} for r in rs])
-                      for s, rs in by_split.items()})
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    import datasets
-    datasets.disable_progress_bars()
-    dd.save_to_disk(str(tmp))
     manifest = build_manifest(cfg, gen, records, by_split, rejections, attempts, fingerprint,
                               seconds={"setup": round(t_setup, 2), "generate": round(t_gen, 2)})
-    if cfg.export:
+
+    def exports(folder: Path) -> None:
         from .export import export_split
         for s, rs in by_split.items():
             for kind in cfg.export:
-                export_split(rs, tmp / "export" / f"{s}.{kind}.jsonl", kind)
-    write_text_atomic(tmp / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old)
-    else:
-        os.replace(tmp, out)
+                export_split(rs, folder / "export" / f"{s}.{kind}.jsonl", kind)
+
+    save_dataset_folder(out, by_split, manifest, extra=exports)
     shutil.rmtree(work)
     return manifest
 
 
 def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_split: dict[str, list[dict]],
                    rejections: Counter, attempts: int, fingerprint: str, seconds: dict) -> dict[str, Any]:
-    def summary(rs: list[dict]) -> dict[str, Any]:
-        tools = Counter(name for r in rs for name in r["tool_names"])
-        texts = [normalize(r["user_text"]) for r in rs]
-        return {
-            "conversations": len(rs),
-            "by_tool": dict(sorted(tools.items())),
-            "by_num_calls": {str(k): v for k, v in sorted(Counter(r["num_calls"] for r in rs).items())},
-            "by_category": dict(sorted(Counter(r["category"] for r in rs).items())),
-            "by_style": dict(sorted(Counter(r["style"] for r in rs).items())),
-            "no_tool_share": round(sum(r["num_calls"] == 0 for r in rs) / max(1, len(rs)), 4),
-            "with_history": sum(r["history"] for r in rs),
-            "distinct_user_utterances": round(len(set(texts)) / max(1, len(texts)), 4),
-        }
-
-    decon = {k.split(":")[1]: v for k, v in rejections.items() if k.startswith("decontaminated:")}
     phrasings = {i.name: sum(len(i.phrasings[m][False] + [p for p in i.phrasings[m][True]
                                                           if p not in i.phrasings[m][False]])
                              for m in i.phrasings) for i in gen.intents}
@@ -245,7 +191,7 @@ def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_s
                 for i in gen.intents}
     rate = seconds["generate"] and len(records) / seconds["generate"]
     return {
-        "format": "toolkit-dataset/1",
+        "format": DATASET_FORMAT,
         "config_fingerprint": fingerprint,
         "seed": cfg.seed,
         "code_version": code_version(),
@@ -259,8 +205,7 @@ def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_s
         "attempts": attempts,
         "rejections": dict(rejections.most_common()),
         "rejection_rate": round(sum(rejections.values()) / max(1, attempts), 4),
-        "decontamination": {"against": list(cfg.decontaminate_against), "ngram": cfg.ngram,
-                            "dropped": sum(decon.values()), **decon},
+        "decontamination": decontamination_counts(rejections, cfg.decontaminate_against, cfg.ngram),
         "seconds": seconds,
         "conversations_per_second": round(rate, 1) if rate else None,
         "config": cfg.as_dict(),

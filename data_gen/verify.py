@@ -1,6 +1,7 @@
 """Verification before anything is kept, in three layers (as APIGen does):
 
-format     every call names an offered tool and validates against its JSON schema, plus the tool's
+format     every call names an offered tool and validates against its JSON schema (`toolcore.verify`,
+           shared with the converter of outside data), plus the tool's
            own normalisation checks (`generation.checks`: no trailing punctuation in messages,
            "3:00 PM" times, ...); every target format renders and parses the calls back unchanged.
 execution  executable tools are run again and must give exactly the result the conversation shows.
@@ -16,6 +17,7 @@ from typing import Sequence
 
 from toolcore.executors import EXECUTORS, execute
 from toolcore.formats import ChatFormat
+from toolcore.verify import call_problem, roundtrip_problem
 from toolcore.vocab import Vocabulary
 
 from .compose import Draft
@@ -32,11 +34,10 @@ class Verifier:
         user = draft.user_text.lower()
         for info in draft.calls:
             call = info.call
-            tool = offered.get(call.name)
-            if tool is None:
-                return f"not_offered:{call.name}"
-            if tool.validation_errors(call.arguments):
-                return f"schema:{call.name}"
+            problem = call_problem(call, offered)
+            if problem:
+                return f"{problem}:{call.name}"
+            tool = offered[call.name]
             if info.intent.checks is not None:
                 for err in info.intent.checks.iter_errors(call.arguments):
                     return f"check:{call.name}.{'.'.join(map(str, err.absolute_path)) or 'arguments'}"
@@ -51,9 +52,4 @@ class Verifier:
                 forms = self.aliases.get(value.lower(), set()) | {value.lower()}
                 if not any(f in user for f in forms):
                     return f"ungrounded:{call.name}.{key}"
-        calls = draft.expected_calls
-        if calls:
-            for fmt in self.formats:
-                if not fmt.roundtrip_ok(calls):
-                    return f"roundtrip:{fmt.name}"
-        return None
+        return roundtrip_problem(draft.expected_calls, self.formats)

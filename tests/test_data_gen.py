@@ -12,7 +12,7 @@ import pytest
 from datasets import load_from_disk
 
 from data_gen.config import DataGenConfig
-from data_gen.decontam import Decontaminator, normalize
+from toolcore.decontam import Decontaminator, normalize
 from data_gen.generate import Generator, generate
 from data_gen.templates import compile_template, count_phrasings
 from toolcore.errors import ToolkitError
