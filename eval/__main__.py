@@ -1,4 +1,5 @@
-"""`python -m eval suite=<name|file.jsonl|dataset dir> model=<name> output_dir=<dir> [repair=true]`."""
+"""`python -m eval suite=<name|file.jsonl|dataset dir|BFCL file> model=<name> output_dir=<dir> [repair=true]
+[answers=<BFCL possible_answer file> metric=bfcl_ast]`."""
 
 from __future__ import annotations
 
@@ -23,13 +24,14 @@ def run(cfg) -> dict:
     model = instantiate(cfg.model)
     out = config.output_dir or f"runs/eval/{model.name}-{Path(config.suite).stem}"
     summary = evaluate(model, config.suite, out, split=config.split, repair=config.repair, limit=config.limit,
-                       tool_paths=config.tool_paths, latency_cases=config.latency_cases)
-    keys = ("model", "suite", "cases", "f1", "score", "f1_by_difficulty", "tool_name_f1", "argument_accuracy",
-            "parse_failure_rate")
-    print(json.dumps({k: summary[k] for k in keys} | {"f1_with_repair": summary["variants"]["repaired"]["f1"],
-                                                       "latency": summary["latency"], "routes": summary["routes"],
-                                                       "invalid_calls": summary["invalid_calls"],
-                                                       "output_dir": out}, indent=2))
+                       tool_paths=config.tool_paths, latency_cases=config.latency_cases, answers=config.answers,
+                       metric=config.metric, batch_cases=config.batch_cases, progress=config.progress,
+                       model_config=OmegaConf.to_container(cfg.model, resolve=True))
+    keys = ("model", "suite", "cases", "accuracy", "accuracy_by_category", "f1", "score", "f1_by_difficulty",
+            "tool_name_f1", "argument_accuracy", "parse_failure_rate")
+    print(json.dumps({k: summary[k] for k in keys if k in summary} | {
+        "f1_with_repair": summary["variants"]["repaired"]["f1"], "latency": summary["latency"],
+        "routes": summary["routes"], "invalid_calls": summary["invalid_calls"], "output_dir": out}, indent=2))
     if config.report:
         from .models import SymbolicModel
         from .report import load_run, log_wandb, write_report
@@ -38,7 +40,8 @@ def run(cfg) -> dict:
         if model.name != "symbolic":   # the model-free baseline stands beside every model
             base = str(Path(out) / "baseline_symbolic")
             evaluate(SymbolicModel(), config.suite, base, split=config.split, limit=config.limit,
-                     tool_paths=config.tool_paths)
+                     tool_paths=config.tool_paths, answers=config.answers, metric=config.metric,
+                     batch_cases=config.batch_cases, progress=config.progress)
             folders.append(base)
         print(f"report: {write_report(folders, Path(out) / 'report.html')}")
         if config.wandb_mode != "disabled":

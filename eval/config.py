@@ -10,8 +10,14 @@ from toolcore.errors import ToolkitError
 
 @dataclass
 class EvalConfig:
-    # (*) a built-in suite name (hackathon30), a JSONL file, or a generated dataset folder
+    # (*) a built-in suite name (hackathon30), a JSONL file, a generated dataset folder, or a BFCL v3/v4
+    # single-turn question file (BFCL_v3_simple.json...: one object a line with question and function)
     suite: str = "hackathon30"
+    # (*) a BFCL suite's possible-answer file (same ids, ground_truth); irrelevance files need none
+    answers: str | None = None
+    # (*) call_f1: the hackathon's call matching (always reported); bfcl_ast: also BFCL's AST checker on a
+    # BFCL suite (summary.json gains accuracy and accuracy_by_category)
+    metric: str = "call_f1"
     # which split to score when `suite` is a dataset folder
     split: str = "test"
     # (*) which model predicts (a config group: configs/model/*.yaml, built with _target_)
@@ -25,6 +31,11 @@ class EvalConfig:
     # cases answered again one at a time for the single-request latency (p50/p95 and the score's latency
     # term: the hackathon's one request alone, until its calls); 0 = skip (then a batch's wall time is charged)
     latency_cases: int = 30
+    # cases handed to the model at a time; each finished batch is saved under <output_dir>/partial/, and a
+    # killed run started again with the same settings predicts only the cases after its last saved batch
+    batch_cases: int = 64
+    # show a progress bar (on stderr)
+    progress: bool = True
     # extra tool schema files/folders, for suites that name tools instead of defining them
     tool_paths: list[str] = field(default_factory=list)
     # (*) also write <output_dir>/report.html + report.md (with the symbolic baseline beside the model)
@@ -35,6 +46,11 @@ class EvalConfig:
     wandb_project: str = "toolcall-toolkit"
 
     def __post_init__(self) -> None:
+        if self.metric not in ("call_f1", "bfcl_ast"):
+            raise ToolkitError(f"unknown metric {self.metric!r}", file="configs/eval.yaml", field="metric",
+                               fix="use call_f1 or bfcl_ast")
+        if self.batch_cases <= 0:
+            raise ToolkitError("must be positive", file="configs/eval.yaml", field="batch_cases")
         if self.latency_cases < 0:
             raise ToolkitError("must be 0 or more", file="configs/eval.yaml", field="latency_cases")
         if self.limit is not None and self.limit <= 0:

@@ -197,6 +197,15 @@ HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair",
         "invalid calls"]
 
 
+def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
+    """BFCL's AST accuracy (metric=bfcl_ast runs only): overall, then per category."""
+    scored = [r for r in runs if "accuracy_by_category" in r.summary]
+    cats = sorted({c for r in scored for c in r.summary["accuracy_by_category"]})
+    rows = [[r.label, r.suite, r.summary.get("cases", 0), r.summary.get("accuracy", 0.0),
+             *(r.summary["accuracy_by_category"].get(c, "") for c in cats)] for r in scored]
+    return ["model", "suite", "cases", "accuracy", *cats], rows
+
+
 def snr_label(c: dict) -> str:
     snr = c.get("snr_db")
     return "clean" if snr is None else f"{snr:g} dB"
@@ -280,6 +289,14 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
         parts.append("<tr>" + "".join(f"<td class=num>{_fmt(v)}</td>" if not isinstance(v, str) else f"<td>{_fmt(v)}</td>"
                                       for v in row) + "</tr>")
     parts.append("</table>")
+    head, arows = accuracy_rows(runs)
+    if arows:
+        parts.append("<h2>BFCL accuracy</h2><p class=muted>BFCL's AST checker (metric=bfcl_ast): share of cases "
+                     "passed, overall and per category.</p><table id=accuracy><tr>"
+                     + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{_fmt(v)}</td>" if isinstance(v, str) else f"<td class=num>{_fmt(v)}</td>"
+                                   for v in row) + "</tr>" for row in arows]
+        parts.append("</table>")
     levels, srows = speech_rows(runs)
     if srows:
         parts.append("<h2>Speech in</h2><p class=muted>F1 by signal-to-noise ratio of the user clip; ASR WER is the "
@@ -313,6 +330,10 @@ def render_markdown(runs: Sequence[Run], title: str) -> str:
     lines = [f"# {title}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     for row in overview_rows(runs):
         lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |")
+    ahead, arows = accuracy_rows(runs)
+    if arows:
+        lines += ["", "## BFCL accuracy", "", "| " + " | ".join(ahead) + " |", "|" + "---|" * len(ahead)]
+        lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in arows]
     levels, srows = speech_rows(runs)
     if srows:
         head = ["model", "suite", *(f"F1 {l}" for l in levels), "ASR WER"]

@@ -11,23 +11,34 @@ A batched run's wall time says nothing about that (each case would be charged th
 `latency_cases` cases, spread over the suite, are answered again one at a time; their times give
 the p50/p95 and the score's latency term (each level charged the mean of its measured cases).
 Batched throughput (cases per second of the batched run) is reported beside it.
+
+Cases go to the model `batch_cases` at a time, with a progress bar; finished batches are saved as they
+finish and a killed run resumes after them (eval/resume.py). A BFCL question file (toolcore/bfcl.py)
+is a suite too; with `metric="bfcl_ast"` each case is also judged by BFCL's AST checker
+(toolcore/bfcl_metric.py): `accuracy` and `accuracy_by_category` join the summary, and each
+prediction line says `category`, `bfcl_valid` and `bfcl_error`.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from statistics import mean
 from typing import Any, Sequence
 
+from toolcore.bfcl import is_bfcl_file, load_bfcl_cases
+from toolcore.bfcl_metric import accuracy_summary, check_case
+from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 from toolcore.metric import CaseResult, call_f1, summarize
-from toolcore.registry import load_registry
+from toolcore.registry import ToolRegistry, load_registry
 from toolcore.suites import SPOKEN_SUITES, Case, load_cases
 
 from .baselines.repair import repair_calls
 from .models.base import Model, Prediction
+from .resume import PredictionStore, content_hash, predict_resumable
+
+METRICS = ("call_f1", "bfcl_ast")
 
 
 def score(cases: Sequence[Case], predictions: Sequence[Prediction], *, repair: bool,
@@ -128,22 +139,60 @@ def resolve_spoken_suite(suite: str) -> str:
     return str(ensure_spoken_suite(suite))
 
 
+def load_eval_cases(suite: str, *, split: str, limit: int | None, registry: ToolRegistry,
+                    answers: str | None = None, metric: str = "call_f1") -> list[Case]:
+    """A suite's cases: a BFCL question file (+ answers) or anything `load_cases` reads."""
+    if metric not in METRICS:
+        raise ToolkitError(f"unknown metric {metric!r}", field="metric", fix=f"use one of {', '.join(METRICS)}")
+    if is_bfcl_file(suite):
+        return load_bfcl_cases(suite, answers, limit=limit)
+    if metric == "bfcl_ast":
+        raise ToolkitError("metric=bfcl_ast scores BFCL question files only", file=str(suite), field="metric",
+                           fix="give a BFCL file as suite= (one object a line with question and function)")
+    if answers:
+        raise ToolkitError("answers= belongs to BFCL question files", file=str(suite), field="answers",
+                           fix="drop answers=: this suite carries its expected calls")
+    return load_cases(suite, split=split, limit=limit, registry=registry)
+
+
+def bfcl_verdicts(cases: Sequence[Case], results: Sequence[CaseResult]) -> list[str | None]:
+    """Per case: None when BFCL's AST checker passes the (headline) calls, else why it fails."""
+    return [check_case(c.raw["category"], c.raw["function"], c.raw["ground_truth"], r.predicted)
+            for c, r in zip(cases, results)]
+
+
+def _accuracy(cases: Sequence[Case], verdicts: Sequence[str | None]) -> dict[str, Any]:
+    return accuracy_summary([(c.raw["category"], v is None) for c, v in zip(cases, verdicts)])
+
+
 def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "test", repair: bool = False,
-             limit: int | None = None, tool_paths: Sequence[str] = (), latency_cases: int = 30) -> dict[str, Any]:
+             limit: int | None = None, tool_paths: Sequence[str] = (), latency_cases: int = 30,
+             answers: str | None = None, metric: str = "call_f1", batch_cases: int = 64, progress: bool = True,
+             model_config: Any = None) -> dict[str, Any]:
+    """Score `model` on `suite`. `model_config` (the model's config, default its name) is part of what
+    identifies the run when a killed run is resumed from `output_dir`."""
     registry = load_registry(tool_paths)
-    cases = load_cases(resolve_spoken_suite(suite), split=split, limit=limit, registry=registry)
-    t0 = time.perf_counter()
-    predictions = model.predict(cases)
-    batched_s = time.perf_counter() - t0
-    timing = getattr(model, "timing", None)          # of the batched run, before the one-at-a-time pass
-    timing = dict(timing) if timing else timing
+    resolved = resolve_spoken_suite(suite)
+    cases = load_eval_cases(resolved, split=split, limit=limit, registry=registry, answers=answers, metric=metric)
+    out = Path(output_dir)
+    identity = {"suite": str(suite), "suite_sha256": content_hash(resolved), "answers": answers,
+                "answers_sha256": content_hash(answers), "split": split, "limit": limit, "batch_cases": batch_cases,
+                "cases": len(cases), "model": model_config if model_config is not None else {"name": model.name}}
+    store = PredictionStore(out / "partial", identity)
+    # timing: of the batched run, before the one-at-a-time pass
+    predictions, batched_s, timing = predict_resumable(model, cases, store, batch_cases=batch_cases,
+                                                       progress=progress)
     measured = single_request_ms(model, cases, min(latency_cases, len(cases)))
     charged = charged_latency(cases, measured)
     variants = {k: score(cases, predictions, repair=k == "repaired", latency=charged) for k in ("raw", "repaired")}
     headline = variants["repaired" if repair else "raw"]
-    out = Path(output_dir)
+    bfcl = metric == "bfcl_ast"
+    verdicts = {k: bfcl_verdicts(cases, v) for k, v in variants.items()} if bfcl else {}
+    judged = verdicts.get("repaired" if repair else "raw")
     lines = []
     for i, (case, pred, res) in enumerate(zip(cases, predictions, headline)):
+        bfcl_facts = {"category": case.raw["category"], "bfcl_valid": judged[i] is None,
+                      "bfcl_error": judged[i]} if judged is not None else {}
         lines.append(json.dumps({
             "id": case.id, "predicted_calls": [c.to_dict() for c in res.predicted], "f1": round(res.f1, 4),
             "latency_ms": round(res.latency_ms, 3), "single_request_ms": _round(measured.get(i)),
@@ -152,16 +201,18 @@ def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "
             "raw_predicted_calls": [c.to_dict() for c in pred.calls],
             "f1_without_repair": round(call_f1(case.expected_calls, pred.calls), 4),
             "user_text": case.transcript, "raw_text": pred.raw_text, "parse_failures": pred.parse_failures,
-            "tools_offered": [t.name for t in case.tools], **_audio_facts(case), **pred.details,
+            "tools_offered": [t.name for t in case.tools], **bfcl_facts, **_audio_facts(case), **pred.details,
         }, ensure_ascii=False))
     write_text_atomic(out / "predictions.jsonl", "\n".join(lines) + "\n")
-    summary = summarize(headline) | {
+    summary = summarize(headline) | ({"metric": metric} | _accuracy(cases, judged) if judged is not None else {}) | {
         "model": model.name, "suite": str(suite), "split": split if Path(suite).is_dir() else None,
-        "repair": repair, "variants": {k: summarize(v) for k, v in variants.items()},
+        "answers": answers, "repair": repair,
+        "variants": {k: summarize(v) | (_accuracy(cases, verdicts[k]) if bfcl else {}) for k, v in variants.items()},
         "timing": timing, "latency": latency_summary(measured, batched_s, len(cases)),
         "routes": _routes(predictions), "invalid_calls": invalid_calls(cases, predictions),
         "simulated_tool_results": sum(e.get("simulated", False) for p in predictions
                                       for e in p.details.get("tool_events", [])),
     }
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=2))
+    store.clear()
     return summary
