@@ -13,7 +13,7 @@ import pytest
 
 from toolcore.errors import ToolkitError
 from toolcore.registry import load_tools
-from toolcore.schema import Tool
+from toolcore.schema import Tool, ToolCall
 
 # what Pydantic 2.14 writes for
 #   class Loc(BaseModel): city: str; country: Optional[str] = None
@@ -104,3 +104,102 @@ def test_unknown_type_inside_defs_is_found():
     schema = params(v={"$ref": "#/$defs/Unit"}) | {"$defs": {"Unit": {"type": "str"}}}
     with pytest.raises(ToolkitError, match=r"f\.parameters\.\$defs\.Unit\.type.*write 'string'"):
         Tool.from_schema({"name": "f", "parameters": schema})
+
+
+# ----- constrained decoding: the call grammars of such schemas --------------------------------------
+
+GRAMMAR_FORMATS = ["generic", "qwen2_5", "lfm2"]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    from .test_constrained import CORPUS, TOOL_TOKENS
+    from .tiny_models import tiny_tokenizer
+
+    return tiny_tokenizer(CORPUS, extra_special=TOOL_TOKENS, vocab_size=400)
+
+
+@pytest.fixture(scope="module")
+def constraints(tok):
+    from eval.constrained import CallConstraint
+    from toolcore.formats import get_format
+
+    return {name: CallConstraint(tok, get_format(name), len(tok)) for name in GRAMMAR_FORMATS}
+
+
+def accepted(constraints, tok, name: str, tools: list[Tool], call: ToolCall, *, body: str | None = None) -> bool:
+    """Whether the format's grammar for `tools` lets a model write `call` (or a hand-written `body`)."""
+    from toolcore.formats import get_format
+
+    from .test_constrained import accepts, body_ids
+
+    ids = body_ids(tok, get_format(name), call)
+    if body is not None:
+        ids = tok.encode(body, add_special_tokens=False) + ids[-1:]
+    return accepts(constraints[name], tools, ids)
+
+
+FORECAST = Tool("get-forecast", "forecast", PYDANTIC_ARGS)
+CHOICES = Tool("math.pick", "pick", params(mode={"oneOf": [{"type": "integer"}, {"enum": ["all", None]}]},
+                                           version={"const": "v1"}, flag={"type": "boolean"},
+                                           tags={"type": "array", "items": {"enum": ["a", "b"]}})
+               | {"required": ["mode", "version"]})
+
+
+@pytest.mark.parametrize("name", GRAMMAR_FORMATS)
+@pytest.mark.parametrize("tool", ["get-weather", "math.factorial", "2fa", "class", "True"])
+def test_grammar_writes_wild_names(constraints, tok, name, tool):
+    tools = [Tool(tool, "t", params(n={"type": "integer"})), Tool(tool + "x", "other", params())]
+    assert accepted(constraints, tok, name, tools, ToolCall(tool, {"n": 5}))
+    assert not accepted(constraints, tok, name, tools, ToolCall(tool + "y", {"n": 5}))
+
+
+@pytest.mark.parametrize("name", GRAMMAR_FORMATS)
+def test_grammar_follows_refs_into_defs(constraints, tok, name):
+    good = ToolCall("get-forecast", {"location": {"city": "Oslo", "country": None}, "unit": "f", "days": 3})
+    assert accepted(constraints, tok, name, [FORECAST], good)
+    assert accepted(constraints, tok, name, [FORECAST], ToolCall("get-forecast", {"location": {"city": "Oslo"}}))
+    for bad in ({"location": {"city": 7}}, {"location": {"town": "Oslo"}}, {"location": {"city": "x"}, "unit": "k"},
+                {"location": "Oslo"}, {"unit": "c"}):
+        assert not accepted(constraints, tok, name, [FORECAST], ToolCall("get-forecast", bad)), bad
+
+
+@pytest.mark.parametrize("name", GRAMMAR_FORMATS)
+def test_grammar_of_oneof_enum_only_and_const(constraints, tok, name):
+    for args in ({"mode": 3, "version": "v1"}, {"mode": "all", "version": "v1", "flag": False},
+                 {"mode": None, "version": "v1", "tags": ["b", "a"]}):
+        assert accepted(constraints, tok, name, [CHOICES], ToolCall("math.pick", args)), args
+    for args in ({"mode": "some", "version": "v1"}, {"mode": 3, "version": "v2"}, {"mode": 3, "version": "v1",
+                                                                                    "tags": ["c"]}):
+        assert not accepted(constraints, tok, name, [CHOICES], ToolCall("math.pick", args)), args
+
+
+@pytest.mark.parametrize("name", GRAMMAR_FORMATS)
+def test_recursive_ref_gives_a_finite_grammar_that_accepts_trees(constraints, tok, name):
+    tree = Tool("tree.build", "a tree", RECURSIVE)
+    deep = {"root": {"label": "a", "children": [{"label": "b", "children": [{"label": "c", "children": []}]}]}}
+    assert accepted(constraints, tok, name, [tree], ToolCall("tree.build", deep))
+    assert not accepted(constraints, tok, name, [tree], ToolCall("tree.build", {"root": {"children": []}}))
+
+
+@pytest.mark.parametrize("name", ["generic", "qwen2_5"])
+def test_json_grammar_keeps_numbers_finite_and_text_valid(constraints, tok, name):
+    from toolcore.formats import get_format
+
+    fmt = get_format(name)
+    tool = Tool("f", "t", params(x={"type": "number"}, s={"type": "string"}))
+    prefix = fmt.render_calls([ToolCall("f", {})])[len(fmt.call_start):].split('{"name"')[0]
+
+    def ok(args: str) -> bool:
+        return accepted(constraints, tok, name, [tool], ToolCall("f", {}),
+                        body=prefix + '{"name": "f", "arguments": {' + args + "}}" + ("\n" if prefix else ""))
+
+    assert ok('"x": -1.5e99') and ok('"s": "\\ud83d\\ude00 \\u00e9"')
+    assert not ok('"x": 1e999') and not ok('"s": "\\ud800"') and not ok('"s": "\\udc00"')
+
+
+def test_python_grammar_writes_no_surrogate_escape(constraints, tok):
+    tool = Tool("f", "t", params(x={"type": "number"}, s={"type": "string"}))
+    assert accepted(constraints, tok, "lfm2", [tool], ToolCall("f", {}), body='[f(x=1e99, s="\\u00e9")]')
+    for body in ('[f(x=1e999)]', '[f(s="\\ud800")]', '[f(s="\\ud83d\\ude00")]'):
+        assert not accepted(constraints, tok, "lfm2", [tool], ToolCall("f", {}), body=body), body

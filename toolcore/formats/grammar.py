@@ -4,7 +4,8 @@ A format's `call_grammar(tools)` is an EBNF grammar (xgrammar's dialect, GBNF-li
 between its call markers (`call_start` ... `call_end`) that is a valid call of one of `tools`: the
 name is an offered tool's, the argument keys are that tool's properties in schema order (required
 ones present, no others), and the values have the schema's types (integers, numbers, booleans, enum
-members, arrays, nested objects, null, anyOf). The runtime compiles it with a grammar engine and
+members, arrays, nested objects, null, anyOf / oneOf, const, local `$ref`s into `$defs`; a recursive
+ref is any JSON value where it recurs). The runtime compiles it with a grammar engine and
 masks the logits while a call is being written; the free text around calls stays unconstrained.
 
 Two dialects of values, because the formats write calls in two syntaxes: JSON (generic, Hermes:
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ..schema import Tool
+from ..schema import Tool, resolve_local_ref
 
 
 def _lit(text: str) -> str:
@@ -36,20 +37,42 @@ class CallGrammar:
     # on this CPU, 0.002 ms this way; bench_constrained.py).
     COMMON = r'''
 str ::= "\"" strtail
-strtail ::= "\"" | [^"\\\x00-\x1f] strtail | "\\" ( ["\\/bfnrt] | "u" hex hex hex hex ) strtail
+strtail ::= "\"" | [^"\\\x00-\x1f] strtail | "\\" esc strtail
 hex ::= [0-9a-fA-F]
-int ::= "-"? ( "0" | [1-9] [0-9]* )
-num ::= int ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+nonsurrogate ::= [0-9a-cA-Ce-fE-F] hex hex hex | [dD] [0-7] hex hex
+int ::= "-"? ( "0" | [1-9] [0-9]{0,99} )
+num ::= int ( "." [0-9]+ )? ( [eE] ( "-" [0-9]+ | "+"? [0-9]{1,2} ) )? | "-"? [1-9] ( "." [0-9]+ )? [eE] "+"? bigexp
+bigexp ::= [1-2] [0-9] [0-9] | "30" [0-7]
 anylist ::= "[" ( any ( ", " any )* )? "]"
 anydict ::= "{" ( str ": " any ( ", " str ": " any )* )? "}"
 any ::= str | num | bool | none | anylist | anydict
 '''
-    WORDS = {"json": 'bool ::= "true" | "false"\nnone ::= "null"\n',
-             "python": 'bool ::= "True" | "False"\nnone ::= "None"\n'}
+    # Numbers stay finite, as the parsers require (1e999999 would read as infinity): at most 100
+    # integer digits (Python reads no int of more than 4300) and a two-digit exponent, or one digit
+    # before the point and an exponent up to 307 (as repr writes 1.5e+300). \u escapes never write a lone surrogate, which the parsers refuse as
+    # invalid text: JSON may pair a high surrogate with a low one (json.dumps writes 😀 so), a Python
+    # literal may not (it reads the pair as two lone surrogates).
+    DIALECT = {
+        "json": r'''bool ::= "true" | "false"
+none ::= "null"
+esc ::= ["\\/bfnrt] | "u" ( nonsurrogate | [dD] [89abAB] hex hex "\\u" [dD] [c-fC-F] hex hex )
+''',
+        "python": r'''bool ::= "True" | "False"
+none ::= "None"
+esc ::= ["\\bfnrt] | "u" nonsurrogate
+'''}
 
     def __init__(self, dialect: str):
         self.dialect = dialect
         self.rules: list[str] = []
+        self.root: dict[str, Any] = {}         # the schema local `$ref`s point into: the tool's parameters
+        self.refs: dict[str, str] = {}         # $ref -> its rule, written once however often it is used
+        self.expanding: set[str] = set()       # the $refs whose rules are being written
+
+    def for_tool(self, tool: Tool) -> "CallGrammar":
+        """Resolve `$ref`s in `tool`'s parameters from now on (each tool has its own `$defs`)."""
+        self.root, self.refs = tool.parameters, {}
+        return self
 
     def rule(self, body: str) -> str:
         name = f"r{len(self.rules)}"
@@ -63,7 +86,28 @@ any ::= str | num | bool | none | anylist | anydict
             return _lit(py_literal(value))
         return _lit(json.dumps(value, ensure_ascii=False))
 
-    def value(self, spec: dict[str, Any]) -> str:
+    def ref(self, ref: str) -> str:
+        """The rule of a local `$ref`. A ref met again while its own rule is being written (a recursive
+        schema: a tree of nodes) is any JSON value there, so the grammar stays finite."""
+        if ref in self.refs:
+            return self.refs[ref]
+        target = resolve_local_ref(self.root, ref)
+        if ref in self.expanding or target is None:
+            return "any"
+        self.expanding.add(ref)
+        try:
+            self.refs[ref] = self.value(target)
+        finally:
+            self.expanding.discard(ref)
+        return self.refs[ref]
+
+    def value(self, spec: dict[str, Any] | bool) -> str:
+        if not isinstance(spec, dict):    # a boolean schema (`items: true`)
+            return "any"
+        if "$ref" in spec:
+            return self.ref(spec["$ref"])
+        if len(spec.get("allOf") or []) == 1:    # Pydantic's wrapper of a $ref with a description
+            return self.value(spec["allOf"][0])
         if "const" in spec:
             return self.literal(spec["const"])
         if "enum" in spec:
@@ -106,7 +150,7 @@ any ::= str | num | bool | none | anylist | anydict
         return rest(0, False)
 
     def grammar(self, root: str) -> str:
-        return "\n".join([f"root ::= {root}", *self.rules]) + self.COMMON + self.WORDS[self.dialect]
+        return "\n".join([f"root ::= {root}", *self.rules]) + self.COMMON + self.DIALECT[self.dialect]
 
 
 def json_calls_ebnf(tools: Sequence[Tool], prefix: str = "", suffix: str = "") -> str:
@@ -114,6 +158,7 @@ def json_calls_ebnf(tools: Sequence[Tool], prefix: str = "", suffix: str = "") -
     g = CallGrammar("json")
     alts = []
     for t in tools:
+        g.for_tool(t)
         head = prefix + '{"name": ' + json.dumps(t.name, ensure_ascii=False) + ', "arguments": {'
         alts.append(g.rule(f"{_lit(head)} {g.keys(t.properties, t.required, g.key_head)} {_lit('}}' + suffix)}"))
     return g.grammar(" | ".join(alts))
@@ -122,7 +167,9 @@ def json_calls_ebnf(tools: Sequence[Tool], prefix: str = "", suffix: str = "") -
 def pythonic_calls_ebnf(tools: Sequence[Tool]) -> str:
     """`[name(key=value, ...), ...]`: one or more calls of `tools` with Python literal values."""
     g = CallGrammar("python")
-    alts = [g.rule(f'{_lit(t.name + "(")} {g.keys(t.properties, t.required, lambda k: _lit(k + "="))} ")"')
-            for t in tools]
+    alts = []
+    for t in tools:     # names are written verbatim, Python or not (get-weather, math.factorial)
+        keys = g.for_tool(t).keys(t.properties, t.required, lambda k: _lit(k + "="))
+        alts.append(g.rule(f'{_lit(t.name + "(")} {keys} ")"'))
     call = g.rule(" | ".join(alts))
     return g.grammar(f'"[" {call} ( ", " {call} )* "]"')
