@@ -12,8 +12,13 @@ import json
 import pytest
 
 from toolcore.errors import ToolkitError
+from toolcore.formats import get_format
 from toolcore.registry import load_tools
 from toolcore.schema import Tool, ToolCall
+
+# the tiny tokenizer and the call constraints of the constrained-decoding tests (generic, qwen2_5, lfm2)
+from .test_constrained import FORMATS as GRAMMAR_FORMATS
+from .test_constrained import accepts, body_ids, constraints, tok  # noqa: F401 (fixtures)
 
 # what Pydantic 2.14 writes for
 #   class Loc(BaseModel): city: str; country: Optional[str] = None
@@ -108,31 +113,8 @@ def test_unknown_type_inside_defs_is_found():
 
 # ----- constrained decoding: the call grammars of such schemas --------------------------------------
 
-GRAMMAR_FORMATS = ["generic", "qwen2_5", "lfm2"]
-
-
-@pytest.fixture(scope="module")
-def tok():
-    from .test_constrained import CORPUS, TOOL_TOKENS
-    from .tiny_models import tiny_tokenizer
-
-    return tiny_tokenizer(CORPUS, extra_special=TOOL_TOKENS, vocab_size=400)
-
-
-@pytest.fixture(scope="module")
-def constraints(tok):
-    from eval.constrained import CallConstraint
-    from toolcore.formats import get_format
-
-    return {name: CallConstraint(tok, get_format(name), len(tok)) for name in GRAMMAR_FORMATS}
-
-
 def accepted(constraints, tok, name: str, tools: list[Tool], call: ToolCall, *, body: str | None = None) -> bool:
     """Whether the format's grammar for `tools` lets a model write `call` (or a hand-written `body`)."""
-    from toolcore.formats import get_format
-
-    from .test_constrained import accepts, body_ids
-
     ids = body_ids(tok, get_format(name), call)
     if body is not None:
         ids = tok.encode(body, add_special_tokens=False) + ids[-1:]
@@ -184,8 +166,6 @@ def test_recursive_ref_gives_a_finite_grammar_that_accepts_trees(constraints, to
 
 @pytest.mark.parametrize("name", ["generic", "qwen2_5"])
 def test_json_grammar_keeps_numbers_finite_and_text_valid(constraints, tok, name):
-    from toolcore.formats import get_format
-
     fmt = get_format(name)
     tool = Tool("f", "t", params(x={"type": "number"}, s={"type": "string"}))
     prefix = fmt.render_calls([ToolCall("f", {})])[len(fmt.call_start):].split('{"name"')[0]
