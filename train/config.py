@@ -113,9 +113,14 @@ class TrainConfig:
     lora: LoraSettings = field(default_factory=LoraSettings)
     data: DataConfig = field(default_factory=DataConfig)
     training: TrainingConfig = field(default_factory=TrainingConfig)
-    # (*) run folder: adapter/, checkpoints/, config.yaml, metrics.json
+    # (*) run folder: run.json (the config fingerprint), adapter/, checkpoints/, config.yaml, metrics.json.
+    # One config per folder: a folder holding a run of another config is refused. In a multirun (-m)
+    # each job trains in output_dir/<its swept overrides>, e.g. runs/train/smollm2_cpu_lora/lora.r-8
     output_dir: str = "runs/train"
-    # continue from the newest checkpoint in output_dir/checkpoints when there is one
+    # true: continue from the newest checkpoint in output_dir/checkpoints, only when output_dir's run.json
+    # records the same config (train/run.py NOT_FINGERPRINTED lists the keys that may differ);
+    # false: start over: the folder's previous run files (run.json, config.yaml, metrics.json, adapter/,
+    # checkpoints/, preprocessed/) are removed first, anything else in it is kept
     resume: bool = True
     # offline (written under output_dir, sync later), online, or disabled
     wandb_mode: str = "offline"
