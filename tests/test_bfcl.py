@@ -414,6 +414,16 @@ def test_suite_user_texts_reads_bfcl_files_and_toolkit_suites():
     assert suite_user_texts("hackathon30") == old
 
 
+def test_decontamination_against_a_bfcl_file():
+    """data_gen and the converter build their Decontaminator with from_suites: a BFCL file is accepted there."""
+    from toolcore.decontam import Decontaminator
+
+    d = Decontaminator.from_suites(["hackathon30", str(question_file("parallel_multiple"))])
+    assert d.reason("set a timer for 10 minutes and text anna saying i'm running late!") == "decontaminated:exact"
+    assert d.reason("ok so bring two lattes and one croissant to table 5 right now") == "decontaminated:8gram"
+    assert d.reason("set a timer for ten minutes") is None
+
+
 def test_report_lists_bfcl_accuracy(tmp_path):
     from eval.report import render_markdown, load_run
 

@@ -243,14 +243,16 @@ def load_bfcl_cases(questions: str | Path, answers: str | Path | None = None, *,
     return cases[:limit] if limit else cases
 
 
-def suite_user_texts(suite: str | Path) -> list[str]:
+def suite_user_texts(suite: str | Path, registry: Any = None) -> list[str]:
     """Every user turn's text of a suite (a built-in name, a toolkit JSONL file or a BFCL file): what
     decontamination (data_gen, the converter) compares generated text against. BFCL files are read
-    without building tools, so any function name works here."""
+    without building tools, so any function name works here; `registry` (a ToolRegistry) serves suites
+    that name registered tools."""
     if is_bfcl_file(suite):
         file = str(suite)
         return [m.content for n, d in read_jsonl(suite) for m in question_messages(d, file=file, line=n)
                 if m.role == "user"]
     from .suites import load_suite
 
-    return [m.content for case in load_suite(suite) for m in case.conversation.messages if m.role == "user"]
+    return [m.content for case in load_suite(suite, registry) for m in case.conversation.messages
+            if m.role == "user"]

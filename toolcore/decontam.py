@@ -1,6 +1,7 @@
 """Decontamination: no kept user utterance may equal an eval utterance (after normalising case,
 spacing and punctuation) or share a word 8-gram with one. Eval suites are registered by name or
-path in the config (`decontaminate_against`); every built-in suite is among them by default. Shared by
+path in the config (`decontaminate_against`: built-in names, suite JSONL files, BFCL question files); every
+built-in suite is among them by default. Shared by
 data_gen and the converter (`toolcore.convert`), which checks every user turn of an imported conversation.
 """
 
@@ -9,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from .bfcl import suite_user_texts
 from .registry import load_registry
-from .suites import load_suite
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -36,9 +37,8 @@ class Decontaminator:
     @classmethod
     def from_suites(cls, suites: Iterable[str], n: int = 8) -> "Decontaminator":
         registry = load_registry()   # once: suites that name their tools would load it for every case
-        texts = [m.content for s in suites for case in load_suite(s, registry) for m in case.conversation.messages
-                 if m.role == "user"]
-        return cls(texts, n)
+        # suite_user_texts reads imported BFCL question files too, so they can be decontaminated against
+        return cls([t for s in suites for t in suite_user_texts(s, registry)], n)
 
     def reason(self, text: str) -> str | None:
         norm = normalize(text)
