@@ -175,9 +175,9 @@ def overview_rows(runs: Sequence[Run]) -> list[list[Any]]:
         s, var = r.summary, r.summary.get("variants", {})
         lat = s.get("latency") or {}
         rows.append([r.label, r.suite, s.get("cases", 0), var.get("raw", s).get("f1", 0.0),
-                     var.get("repaired", s).get("f1", 0.0), var.get("raw", s).get("score", 0.0),
-                     var.get("repaired", s).get("score", 0.0), s.get("tool_name_f1", 0.0),
-                     s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0),
+                     var.get("repaired", s).get("f1", 0.0), _dash(var.get("raw", s).get("score", 0.0)),
+                     _dash(var.get("repaired", s).get("score", 0.0)), _levels_text(s.get("score_levels")),
+                     s.get("tool_name_f1", 0.0), s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0),
                      _ms(lat.get("single_request_p50_ms")), _ms(lat.get("single_request_p95_ms")),
                      lat.get("batched_cases_per_s") or "-", s.get("on_device_share", 1.0), _route_text(s.get("routes")),
                      (s.get("invalid_calls") or {}).get("total", "-")])
@@ -188,13 +188,22 @@ def _ms(v: float | None) -> Any:
     return "-" if v is None else round(v, 1)
 
 
+def _dash(v: Any) -> Any:
+    return "-" if v is None else v
+
+
+def _levels_text(levels: list[str] | None) -> str:
+    """Which difficulty levels the score covers ("-" in summaries written before it was recorded)."""
+    return "-" if levels is None else ", ".join(levels) or "none"
+
+
 def _route_text(routes: dict[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in routes.items()) if routes else "-"
 
 
-HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "tool-name F1", "argument acc.",
-        "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device", "routes",
-        "invalid calls"]
+HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "score levels", "tool-name F1",
+        "argument acc.", "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device",
+        "routes", "invalid calls"]
 
 
 def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
@@ -282,7 +291,9 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
         by_suite[r.suite].append(r)
     parts = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(title)}</title><style>{CSS}</style>"
              f"</head><body><h1>{html.escape(title)}</h1>",
-             "<p class=muted>F1 and score follow the FunctionGemma hackathon's benchmark.py exactly. "
+             "<p class=muted>F1 and score follow the FunctionGemma hackathon's benchmark.py. The score covers "
+             "the easy / medium / hard levels a suite has (“score levels”; their weights scaled to sum to 1): with "
+             "all three it is benchmark.py's exactly, “-” where a suite has none. "
              "“+repair” applies the repair post-processor to the same outputs.</p>",
              "<h2>Overview</h2><table id=overview><tr>" + "".join(f"<th>{h}</th>" for h in HEAD) + "</tr>"]
     for row in overview_rows(runs):

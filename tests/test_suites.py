@@ -46,7 +46,7 @@ def test_tools_by_registered_name_and_unknown_name(tmp_path):
         load_suite(write(tmp_path, [json.dumps(case)]))
 
 
-@pytest.mark.parametrize("change, field", [({"difficulty": "extreme"}, "difficulty"), ({"messages": []}, "messages")])
+@pytest.mark.parametrize("change, field", [({"difficulty": 3}, "difficulty"), ({"messages": []}, "messages")])
 def test_bad_fields(tmp_path, change, field):
     with pytest.raises(ToolkitError, match=f"field '{field}'"):
         load_suite(write(tmp_path, [json.dumps(json.loads(GOOD) | change)]))

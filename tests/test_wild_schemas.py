@@ -1,8 +1,10 @@
-"""Tool schemas as they exist in the wild load, and broken ones still fail early on one line.
+"""Tool schemas and suites as they exist in the wild load, and broken ones still fail early on one line.
 
 Names with '-' (OpenAI) and '.' (BFCL); properties described by anyOf / oneOf / $ref + $defs / enum /
 const rather than a top-level `type` (what Pydantic writes); unknown `type` words, anywhere in the
-schema, refused with the field that holds them and the JSON word to write instead.
+schema, refused with the field that holds them and the JSON word to write instead. The call grammars
+of constrained decoding follow such schemas. A suite's `difficulty` is a free label; the hackathon
+score covers the easy / medium / hard levels present, and the report says which.
 """
 
 from __future__ import annotations
@@ -11,10 +13,15 @@ import json
 
 import pytest
 
+from eval.models import SymbolicModel
+from eval.report import write_report
+from eval.runner import evaluate
 from toolcore.errors import ToolkitError
 from toolcore.formats import get_format
+from toolcore.metric import CaseResult, summarize, total_score
 from toolcore.registry import load_tools
 from toolcore.schema import Tool, ToolCall
+from toolcore.suites import load_suite
 
 # the tiny tokenizer and the call constraints of the constrained-decoding tests (generic, qwen2_5, lfm2)
 from .test_constrained import FORMATS as GRAMMAR_FORMATS
@@ -183,3 +190,50 @@ def test_python_grammar_writes_no_surrogate_escape(constraints, tok):
     assert accepted(constraints, tok, "lfm2", [tool], ToolCall("f", {}), body='[f(x=1e99, s="\\u00e9")]')
     for body in ('[f(x=1e999)]', '[f(s="\\ud800")]', '[f(s="\\ud83d\\ude00")]'):
         assert not accepted(constraints, tok, "lfm2", [tool], ToolCall("f", {}), body=body), body
+
+
+# ----- suites from elsewhere: difficulty is a free label; the score covers the levels present ----------
+
+def suite_line(case_id: str, difficulty=..., *, city: str = "Paris") -> str:
+    case = {"id": case_id, "messages": [{"role": "user", "content": f"What's the weather in {city}?"}],
+            "tools": ["get_weather"], "expected_calls": [{"name": "get_weather", "arguments": {"location": city}}]}
+    return json.dumps(case if difficulty is ... else case | {"difficulty": difficulty})
+
+
+def test_difficulty_is_any_label_or_none(tmp_path):
+    f = tmp_path / "bfcl_like.jsonl"
+    f.write_text("\n".join([suite_line("a", "easy"), suite_line("b", "simple"), suite_line("c", "parallel_multiple"),
+                            suite_line("d"), suite_line("e", None)]) + "\n")
+    assert [c.difficulty for c in load_suite(f)] == ["easy", "simple", "parallel_multiple", "", ""]
+
+
+def result(difficulty: str, f1: float) -> CaseResult:
+    expected = [ToolCall("f", {"x": 1})]
+    return CaseResult(difficulty + str(f1), difficulty, expected, expected if f1 else [], latency_ms=0.0)
+
+
+def test_score_covers_the_levels_present_with_their_weights_rescaled():
+    assert total_score([result("easy", 1.0), result("simple", 0.0)]) == pytest.approx(100.0)
+    easy, hard = 0.6 + 0.15 + 0.25, 0.15 + 0.25    # hard: F1 0, fast, on device
+    expected = 100 * (0.2 * easy + 0.5 * hard) / (0.2 + 0.5)
+    assert total_score([result("easy", 1.0), result("hard", 0.0)]) == pytest.approx(expected)
+    assert total_score([result("simple", 1.0), result("", 1.0)]) is None
+    summary = summarize([result("hard", 1.0), result("easy", 0.0), result("", 1.0)])
+    assert summary["score_levels"] == ["easy", "hard"]
+    assert summary["f1_by_difficulty"] == {"(none)": 1.0, "easy": 0.0, "hard": 1.0}
+
+
+def test_report_says_which_levels_the_score_covers(tmp_path):
+    mixed, unlabelled = tmp_path / "mixed.jsonl", tmp_path / "unlabelled.jsonl"
+    mixed.write_text("\n".join([suite_line("a", "hard"), suite_line("b", "simple", city="Rome")]) + "\n")
+    unlabelled.write_text("\n".join([suite_line("a"), suite_line("b", "multiple", city="Rome")]) + "\n")
+    for suite in (mixed, unlabelled):
+        evaluate(SymbolicModel(), str(suite), tmp_path / suite.stem, progress=False)
+    summary = json.loads((tmp_path / "mixed" / "summary.json").read_text())
+    assert summary["score_levels"] == ["hard"] and summary["score"] > 0
+    assert json.loads((tmp_path / "unlabelled" / "summary.json").read_text())["score"] is None
+    md = write_report([tmp_path / "mixed", tmp_path / "unlabelled"], tmp_path / "report.html").with_suffix(".md")
+    rows = [line.split(" | ") for line in md.read_text().splitlines() if line.startswith("| symbolic |")]
+    head = next(line for line in md.read_text().splitlines() if line.startswith("| model |")).split(" | ")
+    levels, score = head.index("score levels"), head.index("score")
+    assert [(r[levels], r[score]) for r in rows] == [("hard", f"{summary['score']:.3f}"), ("none", "-")]

@@ -9,6 +9,10 @@ matching prediction (greedy), and F1 = 2PR/(P+R). Both lists empty is a perfect 
 The total score weighs F1 with latency and on-device share per difficulty level:
 level = 0.60 * mean F1 + 0.15 * max(0, 1 - mean_ms / 500) + 0.25 * on-device share,
 total = 100 * (0.20 * easy + 0.30 * medium + 0.50 * hard).
+Difficulty is a free label in suites from elsewhere (BFCL's categories, or none), so the total is
+taken over the easy / medium / hard levels present, their weights scaled to sum to 1: with all three
+present (the hackathon's suites) it is benchmark.py's score exactly; with none it is None.
+`summarize` names the levels it covers (`score_levels`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .schema import ToolCall
 
 LEVEL_WEIGHTS = {"easy": 0.20, "medium": 0.30, "hard": 0.50}
+NO_LABEL = "(none)"    # how a case without a difficulty label is grouped in breakdowns
 
 
 def _as_call(c: ToolCall | Mapping[str, Any]) -> ToolCall:
@@ -119,21 +124,26 @@ class CaseResult:
         return call_f1(self.expected, self.predicted)
 
 
-def total_score(cases: Iterable[CaseResult]) -> float:
-    """The benchmark's 0-100 score. Levels with no cases contribute 0, as in benchmark.py."""
-    by_level: dict[str, list[CaseResult]] = defaultdict(list)
-    for c in cases:
-        by_level[c.difficulty].append(c)
+def scored_levels(cases: Iterable[CaseResult]) -> list[str]:
+    """The hackathon levels (easy, medium, hard) that some case has: what `total_score` covers."""
+    present = {c.difficulty for c in cases}
+    return [level for level in LEVEL_WEIGHTS if level in present]
+
+
+def total_score(cases: Iterable[CaseResult]) -> float | None:
+    """The benchmark's 0-100 score over the levels present (see above); None when none is."""
+    cases = list(cases)
+    levels = scored_levels(cases)
+    if not levels:
+        return None
     total = 0.0
-    for level, weight in LEVEL_WEIGHTS.items():
-        cs = by_level.get(level)
-        if not cs:
-            continue
+    for level in levels:
+        cs = [c for c in cases if c.difficulty == level]
         f1 = mean(c.f1 for c in cs)
         ms = mean(c.latency_ms for c in cs)
         on_device = mean(1.0 if c.on_device else 0.0 for c in cs)
-        total += weight * (0.60 * f1 + 0.15 * max(0.0, 1 - ms / 500) + 0.25 * on_device)
-    return 100 * total
+        total += LEVEL_WEIGHTS[level] * (0.60 * f1 + 0.15 * max(0.0, 1 - ms / 500) + 0.25 * on_device)
+    return 100 * total / sum(LEVEL_WEIGHTS[level] for level in levels)
 
 
 def summarize(cases: Sequence[CaseResult]) -> dict[str, Any]:
@@ -144,10 +154,11 @@ def summarize(cases: Sequence[CaseResult]) -> dict[str, Any]:
     groups: dict[str, dict[str, list[CaseResult]]] = {"difficulty": defaultdict(list), "tool": defaultdict(list),
                                                       "num_calls": defaultdict(list)}
     for c in cases:
-        groups["difficulty"][c.difficulty].append(c)
+        groups["difficulty"][c.difficulty or NO_LABEL].append(c)
         groups["num_calls"][str(len(c.expected))].append(c)
         for name in sorted({e.name for e in c.expected}) or ["(none)"]:
             groups["tool"][name].append(c)
+    score = total_score(cases)
     arg_ok = arg_total = 0
     for c in cases:
         ok, tot = argument_accuracy(c.expected, c.predicted)
@@ -155,7 +166,8 @@ def summarize(cases: Sequence[CaseResult]) -> dict[str, Any]:
     return {
         "cases": len(cases),
         "f1": mean_f1(cases),
-        "score": round(total_score(cases), 2),
+        "score": None if score is None else round(score, 2),
+        "score_levels": scored_levels(cases),
         "f1_by_difficulty": {k: mean_f1(v) for k, v in sorted(groups["difficulty"].items())},
         "f1_by_tool": {k: mean_f1(v) for k, v in sorted(groups["tool"].items())},
         "f1_by_num_calls": {k: mean_f1(v) for k, v in sorted(groups["num_calls"].items())},

@@ -207,6 +207,15 @@ def check_tool_schema(d: Any, *, file: str = "<schema>", line: int | None = None
                            field=f"{name}.parameters") from e
 
 
+def _type_fix(kind: Any) -> str:
+    """What to write instead of an unknown `type` word: the JSON name of a Python type where it is one."""
+    if isinstance(kind, str) and kind in PYTHON_TYPE_NAMES:
+        return f"write {PYTHON_TYPE_NAMES[kind]!r}"
+    if kind == "any":
+        return "list the types instead: [string, number, boolean, object, array, null]"
+    return f"use one of {sorted(JSON_TYPES)}"
+
+
 def _check_types_and_refs(schema: Mapping[str, Any], root: Mapping[str, Any], *, file: str, line: int | None,
                           path: str) -> None:
     """Known JSON `type` words only (BFCL's dict/float/any are mapped by its importer), and local
@@ -214,9 +223,8 @@ def _check_types_and_refs(schema: Mapping[str, Any], root: Mapping[str, Any], *,
     kinds = schema.get("type", [])
     for kind in kinds if isinstance(kinds, list) else [kinds]:
         if not isinstance(kind, str) or kind not in JSON_TYPES:
-            hint = (f"write {PYTHON_TYPE_NAMES[kind]!r}" if isinstance(kind, str) and kind in PYTHON_TYPE_NAMES
-                    else "list the types instead: [string, number, boolean, object, array, null]" if kind == "any" else f"use one of {sorted(JSON_TYPES)}")
-            raise ToolkitError(f"unknown JSON type {kind!r}", file=file, line=line, field=f"{path}.type", fix=hint)
+            raise ToolkitError(f"unknown JSON type {kind!r}", file=file, line=line, field=f"{path}.type",
+                               fix=_type_fix(kind))
     if "$ref" in schema and resolve_local_ref(root, schema["$ref"]) is None:
         raise ToolkitError(f"$ref {schema['$ref']!r} does not point into this schema", file=file, line=line,
                            field=f"{path}.$ref", fix="define it under `$defs` and refer to it as #/$defs/Name")

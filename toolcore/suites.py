@@ -1,7 +1,8 @@
 """Evaluation suites: JSONL files, one case a line, in the hackathon's format.
 
-Each line: `id`, `difficulty` (easy / medium / hard), `messages` (OpenAI style), `tools` (function
-definitions offered, or names of registered tools), `expected_calls` ([{"name", "arguments"}]).
+Each line: `id`, `difficulty` (a free label, or none; easy / medium / hard are the levels the hackathon
+score weighs), `messages` (OpenAI style), `tools` (function definitions offered, or names of
+registered tools), `expected_calls` ([{"name", "arguments"}]).
 Built-in suites are referred to by name (`hackathon30`); anything else is a path.
 """
 
@@ -14,11 +15,13 @@ from typing import Any
 
 from .conversation import Conversation, Message, Part
 from .errors import ToolkitError
+from .metric import LEVEL_WEIGHTS
 from .registry import ToolRegistry, load_registry
 from .schema import Tool, ToolCall
 
 BUILTIN_SUITES = {p.stem: p for p in (Path(__file__).parent / "suites").glob("*.jsonl")}
-DIFFICULTIES = ("easy", "medium", "hard")
+# the levels the hackathon score weighs (toolcore.metric); a case may carry any other label, or none
+DIFFICULTIES = tuple(LEVEL_WEIGHTS)
 # built-in spoken suites: name -> (text suite spoken, SNRs in dB of the noisy copies; none = clean only).
 # Synthesised on first use by data_gen.speech.suites, which the evaluator imports only for these names.
 SPOKEN_SUITES = {"hackathon30_spoken": ("hackathon30", ()), "hackathon30_spoken_noisy": ("hackathon30", (20.0, 10.0, 5.0))}
@@ -70,10 +73,10 @@ def _case_from_line(d: Any, *, file: str, line: int, registry: ToolRegistry | No
     for key in ("id", "messages", "tools", "expected_calls"):
         if key not in d:
             raise ToolkitError("missing key", file=file, line=line, field=key)
-    difficulty = d.get("difficulty", "medium")
-    if difficulty not in DIFFICULTIES:
-        raise ToolkitError(f"difficulty {difficulty!r} is not one of {DIFFICULTIES}", file=file, line=line,
-                           field="difficulty")
+    difficulty = d.get("difficulty")      # a free label (BFCL's categories, ...); absent or null: none
+    if difficulty is not None and not isinstance(difficulty, str):
+        raise ToolkitError(f"difficulty {difficulty!r} is not a label", file=file, line=line, field="difficulty",
+                           fix=f'write a string such as {", ".join(map(repr, DIFFICULTIES))}, or leave it out')
     tools = []
     for i, t in enumerate(d["tools"]):
         try:
@@ -97,7 +100,7 @@ def _case_from_line(d: Any, *, file: str, line: int, registry: ToolRegistry | No
                 for i, m in enumerate(d["messages"])]
     if not any(m.role == "user" for m in messages):
         raise ToolkitError("no user message", file=file, line=line, field="messages")
-    return Case(str(d["id"]), difficulty, Conversation(messages, tools), expected, d)
+    return Case(str(d["id"]), difficulty or "", Conversation(messages, tools), expected, d)
 
 
 def _with_local_media(message: Message, folder: Path) -> Message:

@@ -49,9 +49,10 @@ any ::= str | num | bool | none | anylist | anydict
 '''
     # Numbers stay finite, as the parsers require (1e999999 would read as infinity): at most 100
     # integer digits (Python reads no int of more than 4300) and a two-digit exponent, or one digit
-    # before the point and an exponent up to 307 (as repr writes 1.5e+300). \u escapes never write a lone surrogate, which the parsers refuse as
-    # invalid text: JSON may pair a high surrogate with a low one (json.dumps writes 😀 so), a Python
-    # literal may not (it reads the pair as two lone surrogates).
+    # before the point and an exponent up to 307 (as repr writes 1.5e+300). \u escapes never write
+    # a lone surrogate, which the parsers refuse as invalid text: JSON may pair a high surrogate with
+    # a low one (json.dumps writes 😀 so), a Python literal may not (it reads the pair as two lone
+    # surrogates).
     DIALECT = {
         "json": r'''bool ::= "true" | "false"
 none ::= "null"
