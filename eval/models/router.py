@@ -5,7 +5,11 @@ tool it has rules for, with calls that validate: `SymbolicParse.complete`); ever
 to the inner model, batched. Both run on the device. Each prediction records its route, so reports
 can say how often each part answered.
 
-    python -m eval model=router model.inner.adapter=runs/demo/adapter suite=handwritten
+With a tool detector (`detector=<folder>`, toolcore/detector.py, trained by `python -m train.detector`)
+the model's calls are vetoed where the detector finds the request very unlikely to want that tool:
+small tuned models call *something* for requests no tool serves ("order a pizza" -> play_music).
+
+    python -m eval model=router model.inner.adapter=runs/demo/adapter model.detector=runs/detector suite=handwritten
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import time
 from typing import Sequence
 
+from toolcore.detector import ToolDetector
 from toolcore.suites import Case
 
 from ..baselines.symbolic import SymbolicParser
@@ -21,10 +26,11 @@ from .base import Model, Prediction
 
 
 class RouterModel:
-    def __init__(self, inner: Model, name: str | None = None):
+    def __init__(self, inner: Model, name: str | None = None, detector: str | None = None):
         self.inner = inner
-        self.name = name or f"router({inner.name})"
+        self.name = name or f"router({inner.name}{', detector' if detector else ''})"
         self.parser = SymbolicParser()
+        self.detector = ToolDetector.load(detector) if detector else None
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
         out: list[Prediction | None] = [None] * len(cases)
@@ -44,8 +50,20 @@ class RouterModel:
             for i, pred in zip(hand_over, self.inner.predict([cases[i] for i in hand_over])):
                 pred.latency_ms += rule_ms[i]           # the rules ran first
                 pred.details = {**out[i].details, **pred.details}
-                out[i] = pred
+                out[i] = self._veto(cases[i], pred)
         return out  # type: ignore[return-value]
+
+    def _veto(self, case: Case, pred: Prediction) -> Prediction:
+        if self.detector is None or not pred.calls:
+            return pred
+        t0 = time.perf_counter()
+        vetoed = self.detector.vetoes(case.user_text, [t.name for t in case.tools])
+        pred.latency_ms += (time.perf_counter() - t0) * 1000
+        dropped = [c for c in pred.calls if c.name in vetoed]
+        if dropped:
+            pred.calls = [c for c in pred.calls if c.name not in vetoed]
+            pred.details["vetoed_calls"] = [c.to_dict() for c in dropped]
+        return pred
 
     @property
     def timing(self) -> dict[str, float] | None:

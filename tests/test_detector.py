@@ -1,0 +1,91 @@
+"""The learned tool detector (toolcore/detector.py) and the router's veto built on it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from data_gen.config import DataGenConfig
+from data_gen.generate import generate
+from eval.models import Prediction, RouterModel
+from toolcore.detector import ToolDetector
+from toolcore.errors import ToolkitError
+from toolcore.schema import ToolCall
+from toolcore.suites import cases_from_dataset, load_cases
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def detector_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("detector")
+    generate(DataGenConfig(output_dir=str(root / "data"), num_conversations=1200, shard_size=1200), progress=False)
+    out = root / "detector"
+    run = subprocess.run([sys.executable, "-m", "train.detector", f"data.path={root / 'data'}", f"output_dir={out}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return root, out
+
+
+def test_threshold_keeps_the_validation_calls_it_promises(detector_dir):
+    _, out = detector_dir
+    facts = json.loads((out / "detector.json").read_text())
+    assert 0 < facts["threshold"] <= 0.5
+    assert facts["kept_calls"] >= 0.98                     # the recall it was fitted for
+    assert facts["vetoed_non_calls"] > 0.5                 # and it does tell tools apart
+
+
+def test_detector_separates_called_from_offered_tools_on_the_test_split(detector_dir):
+    root, out = detector_dir
+    det = ToolDetector.load(out)
+    cases = cases_from_dataset(root / "data", "test")
+    called, not_called = [], []
+    for case, probs in zip(cases, det.probabilities_many([(c.user_text, [t.name for t in c.tools]) for c in cases])):
+        names = {c.name for c in case.expected_calls}
+        for tool, p in probs.items():
+            (called if tool in names else not_called).append(p)
+    from sklearn.metrics import roc_auc_score
+
+    auc = roc_auc_score([1] * len(called) + [0] * len(not_called), called + not_called)
+    assert auc > 0.95, auc
+    assert np.mean(np.array(called) >= det.threshold) > 0.85   # 0.98 on validation; a small split here
+
+
+class CallsEveryOfferedTool:
+    """An over-eager model: calls each offered tool with no arguments (what the veto is for)."""
+
+    name = "eager"
+
+    def predict(self, cases):
+        return [Prediction([ToolCall(t.name, {}) for t in c.tools]) for c in cases]
+
+
+def test_router_vetoes_the_models_unlikely_calls_and_never_unknown_tools(detector_dir, registry):
+    _, out = detector_dir
+    cases = [c for c in load_cases("handwritten", registry=registry)]
+    plain = RouterModel(CallsEveryOfferedTool()).predict(cases)
+    vetoed = RouterModel(CallsEveryOfferedTool(), detector=str(out)).predict(cases)
+    det = ToolDetector.load(out)
+    dropped = 0
+    for case, a, b in zip(cases, plain, vetoed):
+        if a.details["route"] == "symbolic":
+            assert a.calls == b.calls                    # rules' answers are never vetoed
+            continue
+        kept = {c.name for c in b.calls}
+        probs = det.probabilities_many([(case.user_text, [t.name for t in case.tools])])[0]
+        for call in a.calls:
+            unlikely = call.name in probs and probs[call.name] < det.threshold
+            assert (call.name not in kept) == unlikely
+            dropped += unlikely
+        assert [c["name"] for c in b.details.get("vetoed_calls", [])] == [c.name for c in a.calls if c.name not in kept]
+    assert dropped > 0
+
+
+def test_a_missing_detector_folder_is_a_one_line_error(tmp_path):
+    with pytest.raises(ToolkitError, match="not a tool detector folder.*python -m train.detector"):
+        ToolDetector.load(tmp_path)
