@@ -56,10 +56,12 @@ DEMO_TEST_CASES ?= 300
 demo: $(STAMP)
 	$(PY) -m data_gen
 	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO)
+	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval
 
 ## demo-eval: the demo adapter (constrained calls, the default, and free) beside the base model, the symbolic
-## pre-parser and the router, on the hackathon 30, the hand-written held-out set and the generated test split
+## pre-parser and the router (with the tool detector's veto), on the hackathon 30, the hand-written held-out
+## set and the generated test split
 TUNED := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
 demo-eval: $(STAMP)
 	@set -e; for s in hackathon30 handwritten test; do \
@@ -71,7 +73,7 @@ demo-eval: $(STAMP)
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) model.generation.constrained=false model.name=smollm2-tuned-free \
 	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra model=router model.inner.adapter=$(DEMO)/adapter model.inner.name=smollm2-tuned \
-	    output_dir=$(DEMO)/eval/router-$$s; \
+	    model.detector=$(DEMO)/detector output_dir=$(DEMO)/eval/router-$$s; \
 	done
 	$(PY) -m eval.report $(DEMO)/eval/*/ --out $(DEMO)/report.html --title "make demo: SmolLM2-135M tool calling"
 
