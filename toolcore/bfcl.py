@@ -40,11 +40,10 @@ def is_bfcl_file(suite: str | Path) -> bool:
     path = Path(suite)
     if not path.is_file():
         return False
-    with path.open(encoding="utf-8") as f:
-        first = next((line for line in f if line.strip()), "")
     try:
-        d = json.loads(first)
-    except json.JSONDecodeError:
+        with path.open(encoding="utf-8") as f:
+            d = json.loads(next((line for line in f if line.strip()), ""))
+    except (UnicodeDecodeError, json.JSONDecodeError):    # not a JSONL file: the suite loader will say so
         return False
     return isinstance(d, dict) and "question" in d and "function" in d and "messages" not in d
 
