@@ -198,10 +198,29 @@ def cases_from_dataset(path: str | Path, split: str = "test", limit: int | None 
     return cases
 
 
+def is_suite_file(path: str | Path) -> bool:
+    """A JSONL file in the suite format (above): its first row has `expected_calls`."""
+    p = Path(path)
+    if not (p.is_file() and p.name.endswith(".jsonl")):
+        return False
+    with p.open("rb") as f:
+        first = next((line for line in f if line.strip()), b"")
+    try:
+        row = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and "expected_calls" in row
+
+
 def load_cases(suite: str | Path, *, split: str = "test", limit: int | None = None,
                registry: ToolRegistry | None = None) -> list[Case]:
-    """Cases from a built-in suite name, a JSONL file, or a generated dataset folder."""
-    if Path(suite).is_dir():
-        return cases_from_dataset(suite, split, limit)
-    cases = load_suite(suite, registry)
-    return cases[:limit] if limit else cases
+    """Cases from a built-in suite name, a suite JSONL file, a dataset folder, or any source the
+    converter reads (an OpenAI / ShareGPT / xLAM / Hermes file, a folder of them, a hub dataset id:
+    converted once into the cache train's data.path shares, so a file trained on is scored on the very
+    test split training left out)."""
+    if str(suite) in BUILTIN_SUITES or is_suite_file(suite):
+        cases = load_suite(suite, registry)
+        return cases[:limit] if limit else cases
+    from .convert import resolve_dataset
+
+    return cases_from_dataset(resolve_dataset(suite, field="suite"), split, limit)

@@ -49,8 +49,20 @@ class LoraSettings:
 
 
 @dataclass
+class MixSource:
+    # a training source, anything data.path takes
+    path: str = ""
+    # the share of the training examples drawn from it
+    weight: float = 0.0
+
+
+@dataclass
 class DataConfig:
-    # (*) a data_gen output folder (DatasetDict + manifest.json)
+    # (*) a dataset folder (DatasetDict + manifest.json: data_gen or data_gen.convert output), or your own
+    # data, converted on first use into a cache ($TOOLCALL_CACHE, default ~/.cache/toolcall-toolkit) that
+    # eval's suite= shares: an OpenAI / ShareGPT / xLAM / Hermes .jsonl, .json or .parquet file, a folder
+    # of them, a `datasets` save_to_disk folder or a hub dataset id. The layout is detected; where it
+    # cannot be, name it in front: data.path=sharegpt:my_chats.jsonl
     path: str = "data/default"
     # (*) train on the first N shuffled examples (null: all)
     train_examples: int | None = None
@@ -64,7 +76,20 @@ class DataConfig:
     # one out; every category of the split must be named (a typo fails at load time). Empty: the
     # dataset's own mix. Only training changes: validation and test keep the generated mix.
     # On the command line a whole new dict needs ++: ++data.category_weights='{single: 1, multi2: 1, ...}'
+    # Converted sources have the categories single / multi2 / multi3 / no_call; weights that do not name
+    # each of a converted source's categories leave that source's own mix.
     category_weights: dict[str, float] = field(default_factory=dict)
+    # (*) more training sources mixed in, each with its share of the training examples; data.path gets
+    # the share left (validation stays data.path's): the default data plus 30% from your own file is
+    # data.mix='[{path: my_chats.jsonl, weight: 0.3}]'. With train_examples null, as many examples as
+    # the shares allow (no row is repeated).
+    mix: list[MixSource] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        weights = [m.weight for m in self.mix]
+        if any(w < 0 for w in weights) or sum(weights) > 1 + 1e-9 or any(not m.path for m in self.mix):
+            raise _bad("data.mix", "each source needs a path and a weight >= 0; the weights sum to at most 1",
+                       "e.g. data.mix='[{path: my_chats.jsonl, weight: 0.3}]'")
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""From a data_gen dataset to token ids and labels (the stages meet at the dataset on disk).
+"""From a dataset to token ids and labels (the stages meet at the dataset on disk: data_gen's, or any
+source toolcore.convert reads, converted once; several sources mix by share with `data.mix`).
 
 Labels come from the format's segments: only the assistant's own text (calls, answers, end-of-turn
 markers) is learned, never system, user or tool-result tokens.
@@ -7,6 +8,7 @@ markers) is learned, never system, user or tool-result tokens.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +20,68 @@ from toolcore.tokenize import IGNORE, encode_conversation
 from .config import DataConfig
 
 
+def dataset_folder(path: str | Path) -> Path:
+    """The dataset folder for a data source: a dataset folder as it is, anything else converted once
+    (toolcore.convert, cached by content)."""
+    from toolcore.convert import resolve_dataset
+
+    return resolve_dataset(path, field="data.path")
+
+
 def manifest_hash(path: str | Path) -> str:
-    manifest = Path(path) / "manifest.json"
-    if not manifest.exists():
-        raise ToolkitError("no manifest.json: not a data_gen dataset", file=str(path),
-                           fix="run `make data` (or python -m data_gen output_dir=...) first")
+    manifest = dataset_folder(path) / "manifest.json"
     return hashlib.sha256(manifest.read_bytes()).hexdigest()[:16]
 
 
-def load_split(cfg: DataConfig, split: str):
+def load_split(cfg: DataConfig, split: str, path: str | None = None):
     from toolcore.suites import load_split as load
 
-    return load(cfg.path, split, field="data.path")
+    return load(dataset_folder(path or cfg.path), split, field="data.path")
+
+
+def source_rows(cfg: DataConfig, split: str, limit: int | None) -> list[tuple[str, int | None]]:
+    """(source, rows wanted) for each training source: data.path alone (`limit` rows, or all), or the
+    mix, whose shares set each source's rows (as many as the shares allow when `limit` is None)."""
+    if split != "train" or not cfg.mix:
+        return [(cfg.path, limit)]
+    shares = [(cfg.path, 1 - sum(m.weight for m in cfg.mix))] + [(m.path, m.weight) for m in cfg.mix]
+    shares = [(p, w) for p, w in shares if w > 0]
+    sizes = {p: len(load_split(cfg, split, p)) for p, _ in shares}
+    total = limit if limit is not None else min(sizes[p] / w for p, w in shares)
+    wanted = [(p, round(total * w) if limit is not None else int(total * w + 1e-9)) for p, w in shares]
+    short = {p: f"{n} wanted, {sizes[p]} there" for p, n in wanted if n > sizes[p]}
+    if short:
+        raise ToolkitError(f"not enough training rows for the mix: {short}", field="data.mix",
+                           fix="lower data.train_examples or those weights (data.train_examples=null takes what the shares allow)")
+    return wanted
+
+
+def category_mix(cfg: DataConfig, path: str, categories: list[str]) -> dict[str, float]:
+    """The category weights for one source. A converted source's categories (single / multi2 / multi3 /
+    no_call) are not data_gen's: weights that do not name each of them leave its own mix."""
+    if not cfg.category_weights:
+        return {}
+    manifest = json.loads((dataset_folder(path) / "manifest.json").read_text())
+    if manifest.get("origin") != "convert":
+        return cfg.category_weights
+    have = set(categories)
+    return {c: w for c, w in cfg.category_weights.items() if c in have} if have <= set(cfg.category_weights) else {}
 
 
 def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat, limit: int | None = None):
     """A `datasets.Dataset` of input_ids / labels / length, shuffled (seeded), over-long rows dropped."""
-    ds = load_split(cfg, split).shuffle(seed=cfg.shuffle_seed)
-    if cfg.category_weights:
-        ds = ds.select(weighted_rows(ds["category"], cfg.category_weights, limit, where=f"{cfg.path}/{split}"))
-    elif limit is not None:
-        ds = ds.select(range(min(limit, len(ds))))
+    from datasets import concatenate_datasets
+
+    parts = []
+    for path, n in source_rows(cfg, split, limit):
+        ds = load_split(cfg, split, path).shuffle(seed=cfg.shuffle_seed)
+        weights = category_mix(cfg, path, ds["category"])
+        if weights:
+            ds = ds.select(weighted_rows(ds["category"], weights, n, where=f"{path}/{split}"))
+        elif n is not None:
+            ds = ds.select(range(min(n, len(ds))))
+        parts.append(ds.select_columns(["id", "messages", "tools"]))
+    ds = parts[0] if len(parts) == 1 else concatenate_datasets(parts)
     read = ConversationReader()
 
     def encode(row: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +118,7 @@ def weighted_rows(categories: list[str], mix: dict[str, float], limit: int | Non
 def eval_cases(cfg: DataConfig, split: str = "validation") -> list[Case]:
     """Validation conversations as eval cases (prompt up to the last user turn, its expected calls)."""
     load_split(cfg, split)   # the training config's own error (field data.path) for a bad folder
-    return cases_from_dataset(cfg.path, split, cfg.eval_cases, shuffle_seed=cfg.shuffle_seed)
+    return cases_from_dataset(dataset_folder(cfg.path), split, cfg.eval_cases, shuffle_seed=cfg.shuffle_seed)
 
 
 class Collator:

@@ -33,7 +33,11 @@ def _turns(value: Any) -> list[Mapping[str, Any]]:
 def detect_layout(columns: Iterable[str], rows: Iterable[Mapping[str, Any]], *, source: str = "",
                   field: str = "layout") -> str:
     cols = set(columns)
-    fix = f"name it with {field}=<layout> (or a '<layout>:' prefix on the source); known: {KNOWN}"
+
+    def name_it(*candidates: str) -> str:
+        return (f"name the layout: {' or '.join(f'{field}={c}' for c in candidates)} "
+                f"(or a prefix on the source: '{candidates[-1]}:{source or '<source>'}')")
+
     if {"query", "answers"} <= cols:
         return "xlam"
     carriers = [c for c in ("messages", "conversations") if c in cols]
@@ -42,7 +46,7 @@ def detect_layout(columns: Iterable[str], rows: Iterable[Mapping[str, Any]], *, 
                            fix=f"known layouts: {KNOWN}")
     if len(carriers) > 1:
         raise ToolkitError("ambiguous layout: rows have both messages and conversations", file=source,
-                           field=field, fix=fix)
+                           field=field, fix=name_it("openai", "sharegpt", "hermes"))
     signals: set[str] = set()
     for row in rows:
         for t in _turns(row.get(carriers[0])):
@@ -57,7 +61,10 @@ def detect_layout(columns: Iterable[str], rows: Iterable[Mapping[str, Any]], *, 
     structured = signals & {"sharegpt_calls", "openai_calls"}
     styles = signals & {"from_value", "role_content"}
     if len(structured) > 1 or len(styles) > 1 or ("hermes" in signals and structured):
-        raise ToolkitError(f"ambiguous layout: its rows show {sorted(signals)}", file=source, field=field, fix=fix)
+        seen = {"sharegpt_calls": "sharegpt", "from_value": "sharegpt", "openai_calls": "openai",
+                "role_content": "openai", "hermes": "hermes"}
+        raise ToolkitError(f"ambiguous layout: its rows show {sorted(signals)}", file=source, field=field,
+                           fix=name_it(*sorted({seen[s] for s in signals})))
     if "hermes" in signals:
         return "hermes"
     if "from_value" in styles or carriers == ["conversations"]:

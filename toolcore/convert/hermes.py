@@ -20,23 +20,25 @@ ROLES = {"system": "system", "human": "user", "user": "user", "gpt": "assistant"
 
 
 def tools_in_prompt(text: str) -> list[Any] | None:
-    """The tool list inside `<tools>...</tools>`: one JSON list, or JSON objects one after another."""
+    """The tools inside `<tools>...</tools>` (prompts also name the empty tags in their instructions): one
+    JSON list, or JSON objects one after another (as Qwen's template writes them)."""
     bodies, _, failures = split_blocks(text, "<tools>", "</tools>")
+    bodies = [b.strip() for b in bodies if b.strip()]
     if not bodies:
         return None
     if failures:
         raise Reject("bad_tool_schema", "<tools> without </tools> in the system prompt")
-    body, found, decoder = bodies[0].strip(), [], json.JSONDecoder()
-    pos = 0
-    while pos < len(body):
-        try:
-            obj, end = decoder.raw_decode(body, pos)
-        except ValueError as e:
-            raise Reject("bad_tool_schema", f"tools in the system prompt are not JSON: {e}") from None
-        found += obj if isinstance(obj, list) else [obj]
-        pos = end
-        while pos < len(body) and body[pos] in " \t\r\n,":
-            pos += 1
+    found, decoder = [], json.JSONDecoder()
+    for body in bodies:
+        pos = 0
+        while pos < len(body):
+            try:
+                obj, pos = decoder.raw_decode(body, pos)
+            except ValueError as e:
+                raise Reject("bad_tool_schema", f"tools in the system prompt are not JSON: {e}") from None
+            found += obj if isinstance(obj, list) else [obj]
+            while pos < len(body) and body[pos] in " \t\r\n,":
+                pos += 1
     return found
 
 

@@ -49,7 +49,8 @@ def read(row: Mapping[str, Any], ctx: RowContext) -> tuple[list[Message], list[T
             pending = [c.name for _, c in calls]
             messages.append(Message.text("assistant", text, tool_calls=[c for _, c in calls]))
         elif role == "tool":
-            name = m.get("name") if isinstance(m.get("name"), str) else by_id.get(m.get("tool_call_id"))
+            cid = m.get("tool_call_id")
+            name = m.get("name") if isinstance(m.get("name"), str) else by_id.get(cid) if isinstance(cid, str) else None
             if name is None and pending:
                 name = pending[0]
             if name in pending:

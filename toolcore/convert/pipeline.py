@@ -54,20 +54,63 @@ def check_exists(name: str, field: str) -> None:
                            ".json / .parquet file, a folder of them, or a hub dataset id")
 
 
+CODE = ("toolcore/convert/*.py", "toolcore/schema.py", "toolcore/conversation.py", "toolcore/verify.py",
+        "toolcore/decontam.py", "toolcore/formats/*.py", "toolcore/suites/*.jsonl")
+
+
 def converter_code_hash() -> str:
-    """What shapes a conversion's output: the shared core's source."""
-    return tree_hash([p for p in (ROOT / "toolcore").rglob("*.py") if "__pycache__" not in p.parts], ROOT)
+    """What shapes a conversion's output: the converter, schemas and checks, formats, the eval suites."""
+    return tree_hash([p for pattern in CODE for p in ROOT.glob(pattern)], ROOT)
 
 
 def fingerprint(cfg: ConvertConfig, layout: str, content: str) -> str:
+    """The source's content, its layout and the settings (the code is not in it: as data_gen's, a rerun
+    after an update reuses its output; the cache's key adds the code)."""
     keep = {k: v for k, v in cfg.as_dict().items() if k not in ("source", "layout", "output_dir", "overwrite")}
-    blob = json.dumps({"config": keep, "layout": layout, "content": content, "code": converter_code_hash()},
-                      sort_keys=True)
+    blob = json.dumps({"config": keep, "layout": layout, "content": content}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _safe(text: str) -> str:
     return text[:EXAMPLE_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class RowConverter:
+    """One row in, a kept record or a rejection reason out; `convert_row` never raises."""
+
+    def __init__(self, cfg: ConvertConfig, layout: str):
+        self.layout = layout
+        self.read = READERS[layout]
+        self.ctx = RowContext([get_format(f) for f in cfg.verify_formats], cfg.max_chars)
+        self.decon = Decontaminator.from_suites(cfg.decontaminate_against, cfg.ngram)
+        self.seen: set[str] = set()
+
+    def record(self, row: Any, where: str) -> dict[str, Any]:
+        if not isinstance(row, dict):
+            raise Reject("malformed_row", "a row is not an object")
+        messages, tools = self.read(row, self.ctx)
+        rec = self.ctx.record(messages, tools, where, self.layout)
+        for m in messages:
+            reason = self.decon.reason(m.content) if m.role == "user" else None
+            if reason:
+                raise Reject(reason, m.content)
+        key = hashlib.sha256((rec["messages"] + "\0" + rec["tools"]).encode()).hexdigest()
+        if key in self.seen:
+            raise Reject("duplicate")
+        self.seen.add(key)
+        return rec
+
+    def convert_row(self, row: Any, where: str) -> tuple[dict[str, Any] | None, str, str]:
+        """(record, "", "") or (None, reason, detail). `row` may be a function that reads it (decoding
+        an Arrow row can fail too)."""
+        try:
+            return self.record(row() if callable(row) else row, where), "", ""
+        except Reject as r:
+            return None, r.reason, r.detail
+        except RecursionError:
+            return None, "too_deep", ""
+        except Exception as e:  # noqa: BLE001 - a row the readers did not foresee is a counted rejection
+            return None, "malformed_row", f"{type(e).__name__}: {e}"
 
 
 def read_rows(src: Source, cfg: ConvertConfig, layout: str, *, field: str = "layout",
@@ -80,13 +123,10 @@ def read_rows(src: Source, cfg: ConvertConfig, layout: str, *, field: str = "lay
     first = next((s for s in src.splits if len(s)), src.splits[0])
     detected = not layout
     layout = layout or detect_layout(first.columns, sample_rows(first), source=src.name, field=field)
-    read = READERS[layout]
-    ctx = RowContext([get_format(f) for f in cfg.verify_formats], cfg.max_chars)
-    decon = Decontaminator.from_suites(cfg.decontaminate_against, cfg.ngram)
+    rows = RowConverter(cfg, layout)
     kept: dict[str, list[dict]] = {s: [] for s in SPLITS}
     rejections: Counter = Counter()
     examples: dict[str, str] = {}
-    seen: set[str] = set()
     ignored: dict[str, int] = {}
 
     def reject(reason: str, where: str, detail: str = "") -> None:
@@ -103,28 +143,11 @@ def read_rows(src: Source, cfg: ConvertConfig, layout: str, *, field: str = "lay
         for n, reason in split.bad_lines:
             reject(reason, f"{split.name} line {n}")
         for i in tqdm(range(len(split.rows)), desc=f"converting {split.name}", unit="row", disable=not progress):
-            where = f"{split.name}-{i}"
-            try:
-                row = split.rows[i]
-                if not isinstance(row, dict):
-                    raise Reject("malformed_row", "a row is not an object")
-                messages, tools = read(row, ctx)
-                rec = ctx.record(messages, tools, where, layout)
-                for m in messages:
-                    reason = decon.reason(m.content) if m.role == "user" else None
-                    if reason:
-                        raise Reject(reason, m.content)
-                key = hashlib.sha256((rec["messages"] + "\0" + rec["tools"]).encode()).hexdigest()
-                if key in seen:
-                    raise Reject("duplicate")
-                seen.add(key)
+            rec, reason, detail = rows.convert_row(lambda: split.rows[i], f"{split.name}-{i}")
+            if rec is None:
+                reject(reason, f"{split.name}-{i}", detail)
+            else:
                 kept[target].append(rec)
-            except Reject as r:
-                reject(r.reason, where, r.detail)
-            except RecursionError:
-                reject("too_deep", where)
-            except Exception as e:  # noqa: BLE001 - a row the readers did not foresee is a counted rejection
-                reject("malformed_row", where, f"{type(e).__name__}: {e}")
     facts = {"name": src.name, "kind": src.kind, "layout": layout, "layout_detected": detected,
              "content_sha256_16": src.content_sha256_16,
              "splits": {s.name: len(s) + len(s.bad_lines) for s in src.splits}, "ignored_splits": ignored}
@@ -225,7 +248,7 @@ def resolve_dataset(source: str | Path, *, field: str = "data.path") -> Path:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", path.name or name)[:48]
     src = None if path.exists() else open_source(name, field=field)
     fp = fingerprint(cfg, layout, local_hash(name) if src is None else src.content_sha256_16)
-    out = cache_root() / f"{slug}-{fp}"
+    out = cache_root() / f"{slug}-{hashlib.sha256((fp + converter_code_hash()).encode()).hexdigest()[:16]}"
     if not is_dataset_folder(out):
         src = src or open_source(name, field=field)
         convert_source(src, cfg, layout, fp, out, replace=False, field=field)

@@ -78,7 +78,7 @@ def read_lines(path: Path) -> Split:
     import gzip
 
     raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
-    if raw.lstrip().startswith(b"["):
+    if path.name.lower().endswith((".json", ".json.gz")) and raw.lstrip().startswith(b"["):
         whole, problem = _decode(raw)
         if problem or not isinstance(whole, list):
             raise ToolkitError(f"cannot read it ({problem or 'not a list of rows'})", file=str(path),

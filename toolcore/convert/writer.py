@@ -100,8 +100,8 @@ def save_dataset_folder(out: Path, by_split: Mapping[str, list[dict[str, Any]]],
     from datasets import Dataset, DatasetDict
 
     features = record_features()
-    dd = DatasetDict({s: Dataset.from_list([{k: r[k] for k in features} for r in rs], features=features)
-                      for s, rs in by_split.items()})
+    dd = DatasetDict({s: Dataset.from_dict({k: [r[k] for r in rs] for k in features}, features=features)
+                      for s, rs in by_split.items()})   # (columns, not rows: an empty split keeps its columns)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
