@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from toolcore.conversation import Conversation, Message, Part
 from toolcore.formats import FORMATS, get_format
-from toolcore.schema import ToolCall
+from toolcore.formats.generic import signature
+from toolcore.schema import Tool, ToolCall
 
 MARKERS = ["<tool_call>", "</tool_call>", "<|tool_call_start|>", "<|tool_call_end|>", "<tool_response>",
            "</tool_response>", "<|tool_response_start|>", "<|tool_response_end|>", "<|im_end|>", "<|im_start|>"]
@@ -177,3 +178,11 @@ def test_ovis_crop_result_is_fed_back_inside_the_turn():
     segs = fmt.render(conv)
     assert [s.text for s in segs if s.trainable] == ["<tool_call>Crop [10,20,110,220]</tool_call>",
                                                      "An umbrella.<|im_end|>"]
+
+
+def test_generic_signature_reads_schemas_without_a_top_level_type():
+    tool = Tool("get-forecast", "Forecast", {"type": "object", "$defs": {"Unit": {"enum": ["c", "f"]}, "Days": {
+        "type": "array", "items": {"$ref": "#/$defs/Days"}}}, "properties": {
+        "city": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "unit": {"$ref": "#/$defs/Unit"},
+        "v": {"const": 2}, "days": {"$ref": "#/$defs/Days"}}, "required": ["city"]})
+    assert signature(tool) == 'get-forecast(city: string|null, unit?: "c"|"f", v?: 2, days?: array of any): Forecast'

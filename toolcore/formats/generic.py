@@ -14,10 +14,10 @@ schemas the tool list was 69% of an average example's tokens.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..conversation import Message
-from ..schema import Tool, ToolCall
+from ..schema import Tool, ToolCall, resolve_local_ref
 from .base import ChatFormat, ParseResult, dumps, parse_json_call, split_blocks
 from .grammar import json_calls_ebnf
 
@@ -25,14 +25,26 @@ INSTRUCTION = ("You can call tools. To call one, write <|tool_call_start|>{\"nam
                "<|tool_call_end|>. Tools:")
 
 
-def type_text(spec: dict[str, Any]) -> str:
+def type_text(spec: Any, root: Mapping[str, Any] | None = None, seen: frozenset[str] = frozenset()) -> str:
+    """A property's type in a few words: `string`, `integer|null`, `"c"|"f"`, `array of number`.
+    Local `$ref`s are read from `root` (the tool's parameters); one met again inside itself is `any`."""
+    if not isinstance(spec, Mapping):
+        return "any"
+    if "$ref" in spec:
+        target = resolve_local_ref(root or {}, spec["$ref"])
+        return "any" if target is None or spec["$ref"] in seen else type_text(target, root, seen | {spec["$ref"]})
+    if "const" in spec:
+        return json.dumps(spec["const"], ensure_ascii=False)
     if "enum" in spec:
         return "|".join(json.dumps(v, ensure_ascii=False) for v in spec["enum"])
+    alternatives = spec.get("anyOf") or spec.get("oneOf")    # Pydantic's Optional[str]: string|null
+    if isinstance(alternatives, list):
+        return "|".join(type_text(s, root, seen) for s in alternatives)
     kind = spec.get("type", "any")
     if isinstance(kind, list):
         return "|".join(kind)
     if kind == "array":
-        return f"array of {type_text(spec.get('items', {}))}"
+        return f"array of {type_text(spec.get('items', {}), root, seen)}"
     if kind == "object" and spec.get("properties"):
         return json.dumps(spec, ensure_ascii=False)
     return kind
@@ -41,9 +53,11 @@ def type_text(spec: dict[str, Any]) -> str:
 def signature(tool: Tool) -> str:
     """`name(arg: type, opt?: type): description | arg: what it is; ...`"""
     required = set(tool.required)
-    args = ", ".join(f"{k}{'' if k in required else '?'}: {type_text(v)}" for k, v in tool.properties.items())
+    args = ", ".join(f"{k}{'' if k in required else '?'}: {type_text(v, tool.parameters)}"
+                     for k, v in tool.properties.items())
     line = f"{tool.name}({args}): {tool.description}"
-    notes = "; ".join(f"{k}: {v['description']}" for k, v in tool.properties.items() if v.get("description"))
+    notes = "; ".join(f"{k}: {v['description']}" for k, v in tool.properties.items()
+                      if isinstance(v, Mapping) and v.get("description"))
     return f"{line} | {notes}" if notes else line
 
 
