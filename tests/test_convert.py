@@ -309,6 +309,17 @@ def test_mix_draws_each_source_by_its_share(generated, tmp_path):
     assert len(ds) + dropped == 24
     with pytest.raises(ToolkitError, match="data.mix"):
         DataConfig(mix=[MixSource(path="a", weight=0.7), MixSource(path="b", weight=0.6)])
+    # the command-line form the config documents
+    from hydra import compose, initialize_config_dir
+    from hydra.core.config_store import ConfigStore
+    from omegaconf import OmegaConf
+
+    from train.config import TrainConfig
+
+    ConfigStore.instance().store(name="train_schema", node=TrainConfig)
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base="1.3"):
+        composed = compose(config_name="train", overrides=["+recipe=smollm2_cpu_lora", "data.mix=[{path: my.jsonl, weight: 0.3}]"])
+    assert OmegaConf.to_object(composed).data.mix == [MixSource(path="my.jsonl", weight=0.3)]
 
 
 @pytest.fixture(scope="module")

@@ -107,25 +107,27 @@ class RowContext:
     def __init__(self, formats: Sequence[ChatFormat] = (), max_chars: int = 200_000):
         self.formats = list(formats)
         self.max_chars = max_chars
-        self._tools: dict[str, Tool | Reject] = {}
+        self._tools: dict[str, Tool | tuple[str, str]] = {}   # a schema that failed: (reason, detail)
 
     def tool(self, schema: Any) -> Tool:
         schema = parse_json(schema, "bad_tool_schema")
         if not isinstance(schema, Mapping):
             raise Reject("bad_tool_schema", "a tool is not an object")
         schema = prune_nulls(schema)
-        problem = value_problem(schema)
-        if problem:
-            raise Reject(problem, "in a tool schema")
         key = json.dumps(schema, sort_keys=True)
         if key not in self._tools:
+            problem = value_problem(schema)
             try:
+                if problem:
+                    raise Reject(problem, "in a tool schema")
                 self._tools[key] = Tool.from_schema(schema)
-            except (ToolkitError, TypeError, AttributeError) as e:   # a schema that is no JSON schema
-                self._tools[key] = Reject("bad_tool_schema", str(e))
+            except Reject as r:
+                self._tools[key] = (r.reason, r.detail)
+            except Exception as e:  # noqa: BLE001 - whatever stops a schema from loading makes it a bad one
+                self._tools[key] = ("bad_tool_schema", str(e))
         found = self._tools[key]
-        if isinstance(found, Reject):
-            raise found
+        if isinstance(found, tuple):
+            raise Reject(*found)
         return found
 
     def tools(self, raw: Any) -> list[Tool]:

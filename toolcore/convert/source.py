@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from ..errors import ToolkitError
 from .writer import tree_hash
@@ -156,6 +156,14 @@ def toolkit_split(name: str, names: Sequence[str]) -> str | None:
     return SPLIT_NAMES.get(name.lower())
 
 
-def sample_rows(split: Split, n: int = 200) -> Iterable[dict[str, Any]]:
-    rows = split.rows.select(range(min(n, len(split.rows)))) if hasattr(split.rows, "select") else split.rows[:n]
-    return [r for r in rows if isinstance(r, dict)]
+def sample_rows(split: Split, n: int = 200) -> list[dict[str, Any]]:
+    """The first rows that decode to objects (for layout detection)."""
+    rows = []
+    for i in range(min(n, len(split.rows))):
+        try:
+            row = split.rows[i]
+        except Exception:  # noqa: BLE001 - a row that does not decode is counted later, not looked at here
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
