@@ -17,8 +17,9 @@ from transformers import TrainerCallback
 
 from toolcore.errors import ToolkitError
 from train.config import TrainConfig
-from train.run import (NOT_FINGERPRINTED, differences, fingerprint, fingerprint_hash, job_folder_name, swept_keys,
-                       train, write_config)
+from train.run import train
+from train.run_folder import (NOT_FINGERPRINTED, differences, fingerprint, fingerprint_hash, job_folder_name,
+                              swept_keys, write_config)
 
 from .test_train import config, setup  # noqa: F401  (the module's tiny model + dataset fixture)
 
