@@ -13,7 +13,6 @@ import math
 from typing import Any, Mapping, Sequence
 
 from ..conversation import Conversation, Message
-from ..errors import ToolkitError
 from ..formats import ChatFormat
 from ..schema import Tool, ToolCall
 from ..verify import call_problem, roundtrip_problem
