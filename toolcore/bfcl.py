@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from .conversation import Conversation, Message
 from .errors import ToolkitError
+from .files import read_jsonl
 from .schema import SUBSCHEMA_KEYS, SUBSCHEMA_MAPS, Tool, ToolCall
 
 # BFCL type -> JSON Schema type(s); `any` is every JSON type (integer is within number)
@@ -91,24 +92,6 @@ def normalize_schema(schema: Any) -> Any:
         elif isinstance(child, (Mapping, list)):
             out[key] = normalize_schema(child)
     return out
-
-
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-empty line; a broken line stops with a one-line error."""
-    path = Path(path)
-    if not path.is_file():
-        raise ToolkitError("file does not exist", file=str(path))
-    for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ToolkitError(f"malformed JSON: {e.msg} at column {e.colno}", file=str(path), line=n,
-                               fix="each line must be one complete JSON object") from e
-        if not isinstance(d, dict):
-            raise ToolkitError("a line must be a JSON object", file=str(path), line=n)
-        yield n, d
 
 
 def question_messages(d: Mapping[str, Any], *, file: str, line: int) -> list[Message]:

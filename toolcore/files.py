@@ -1,9 +1,14 @@
-"""Writing files so that a crash never leaves a half-written one that looks complete."""
+"""Reading JSONL with errors that name the line; writing files so that a crash never leaves a
+half-written one that looks complete."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import ToolkitError
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -13,3 +18,21 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-empty line; a broken line stops with a one-line error."""
+    path = Path(path)
+    if not path.is_file():
+        raise ToolkitError("file does not exist", file=str(path))
+    for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not text.strip():
+            continue
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ToolkitError(f"malformed JSON: {e.msg} at column {e.colno}", file=str(path), line=n,
+                               fix="each line must be one complete JSON object") from e
+        if not isinstance(d, dict):
+            raise ToolkitError("a line must be a JSON object", file=str(path), line=n)
+        yield n, d

@@ -15,6 +15,7 @@ from typing import Any
 
 from .conversation import Conversation, Message, Part
 from .errors import ToolkitError
+from .files import read_jsonl
 from .metric import LEVEL_WEIGHTS
 from .registry import ToolRegistry, load_registry
 from .schema import Tool, ToolCall
@@ -116,14 +117,7 @@ def load_suite(suite: str | Path, registry: ToolRegistry | None = None) -> list[
     """All cases of a suite; a bad line stops with an error naming file, line and field."""
     path = resolve_suite_path(suite)
     cases, seen = [], set()
-    for n, text in enumerate(path.read_text().splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ToolkitError(f"malformed JSON: {e.msg} at column {e.colno}", file=str(path), line=n,
-                               fix="each line must be one complete JSON object") from e
+    for n, d in read_jsonl(path):
         case = _case_from_line(d, file=str(path), line=n, registry=registry)
         if case.id in seen:
             raise ToolkitError(f"duplicate case id {case.id!r}", file=str(path), line=n, field="id")
