@@ -307,6 +307,16 @@ def test_mix_draws_each_source_by_its_share(generated, tmp_path):
     tok.add_special_tokens({"additional_special_tokens": list(fmt.tool_tokens)})
     ds, dropped = tokenize_split(cfg, "train", tok, fmt, 24)   # 18 rows, 3 a category, and 6 of mine in its own mix
     assert len(ds) + dropped == 24
+    # a converted source keeps its own mix under a recipe's data_gen weights, and follows weights naming no_call
+    # as far as its rows allow (54 train rows: 18 of each category; 2:1:1 takes all 18 no_call + 9 + 9)
+    from train.data import category_mix
+
+    own = DataConfig(path=str(mine), category_weights=cfg.category_weights)
+    assert category_mix(own, str(mine), ["single", "no_call"]) == ({}, False)
+    for_mine = DataConfig(path=str(mine), category_weights={"single": 1, "multi2": 1, "multi3": 1, "no_call": 2})
+    assert category_mix(for_mine, str(mine), ["single", "no_call"]) == ({"single": 1, "no_call": 2}, False)
+    ds, dropped = tokenize_split(for_mine, "train", tok, fmt, 1000)
+    assert len(ds) + dropped == 36
     with pytest.raises(ToolkitError, match="data.mix"):
         DataConfig(mix=[MixSource(path="a", weight=0.7), MixSource(path="b", weight=0.6)])
     # the command-line form the config documents

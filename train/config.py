@@ -76,8 +76,9 @@ class DataConfig:
     # one out; every category of the split must be named (a typo fails at load time). Empty: the
     # dataset's own mix. Only training changes: validation and test keep the generated mix.
     # On the command line a whole new dict needs ++: ++data.category_weights='{single: 1, multi2: 1, ...}'
-    # Converted sources have the categories single / multi2 / multi3 / no_call; weights that do not name
-    # each of a converted source's categories leave that source's own mix.
+    # Converted sources (data_gen.convert, your own data) have the categories single / multi2 / multi3 /
+    # no_call: they follow weights that name no_call, as far as their rows allow, and keep their own mix
+    # under weights that do not (a recipe's data_gen mix).
     category_weights: dict[str, float] = field(default_factory=dict)
     # (*) more training sources mixed in, each with its share of the training examples; data.path gets
     # the share left (validation stays data.path's): the default data plus 30% from your own file is

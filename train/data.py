@@ -56,16 +56,24 @@ def source_rows(cfg: DataConfig, split: str, limit: int | None) -> list[tuple[st
     return wanted
 
 
-def category_mix(cfg: DataConfig, path: str, categories: list[str]) -> dict[str, float]:
-    """The category weights for one source. A converted source's categories (single / multi2 / multi3 /
-    no_call) are not data_gen's: weights that do not name each of them leave its own mix."""
+def category_mix(cfg: DataConfig, path: str, categories: list[str]) -> tuple[dict[str, float], bool]:
+    """The category weights for one source, and whether a short category is an error. A converted
+    source's categories (single / multi2 / multi3 / no_call) are not data_gen's: it follows weights that
+    name no_call (weights written for such data), as far as its rows allow, and keeps its own mix under
+    weights that do not (a recipe's data_gen mix)."""
     if not cfg.category_weights:
-        return {}
+        return {}, True
     manifest = json.loads((dataset_folder(path) / "manifest.json").read_text())
     if manifest.get("origin") != "convert":
-        return cfg.category_weights
+        return cfg.category_weights, True
+    if "no_call" not in cfg.category_weights:
+        return {}, False
     have = set(categories)
-    return {c: w for c, w in cfg.category_weights.items() if c in have} if have <= set(cfg.category_weights) else {}
+    weights = {c: w for c, w in cfg.category_weights.items() if c in have}
+    if not any(w > 0 for w in weights.values()):
+        raise ToolkitError(f"category_weights give no share to any of its categories {sorted(have)}", file=path,
+                           field="data.category_weights", fix="give a share to at least one of them")
+    return weights, False
 
 
 def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat, limit: int | None = None):
@@ -75,7 +83,10 @@ def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat,
     parts = []
     for path, n in source_rows(cfg, split, limit):
         ds = load_split(cfg, split, path).shuffle(seed=cfg.shuffle_seed)
-        weights = category_mix(cfg, path, ds["category"])
+        weights, strict = category_mix(cfg, path, ds["category"])
+        if weights and not strict:      # as many as the weights allow, up to n
+            most = len(weighted_rows(ds["category"], weights, None, where=f"{path}/{split}"))
+            n = most if n is None else min(n, most)
         if weights:
             ds = ds.select(weighted_rows(ds["category"], weights, n, where=f"{path}/{split}"))
         elif n is not None:
