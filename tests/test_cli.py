@@ -62,3 +62,21 @@ def test_eval_smollm2_offline(tmp_path):
     assert len(preds) == 3 and all(p["new_tokens"] <= 12 and p["raw_text"] for p in preds)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["model"] == "smollm2" and summary["timing"]["prefill_s"] > 0
+
+
+@pytest.mark.parametrize("model", [["model=symbolic"], ["model=smollm2", "model.generation.max_new_tokens=40"]])
+def test_a_suite_of_wild_schemas_evaluates_end_to_end(tmp_path, model):
+    """Hyphenated and dotted names, anyOf / $ref / const properties, free or missing difficulty labels
+    (tests/fixtures/wild_suite.jsonl, written by hand): the rules, and SmolLM2 with constrained calls."""
+    out = tmp_path / "wild"
+    r = run("eval", f"suite={ROOT / 'tests/fixtures/wild_suite.jsonl'}", *model, "latency_cases=2",
+            f"output_dir={out}", timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    preds = {p["id"]: p for p in map(json.loads, (out / "predictions.jsonl").read_text().splitlines())}
+    assert preds["wild-3"]["tools_offered"] == ["calendar.create-event", "math.factorial"]
+    assert not preds["wild-2"]["difficulty"] and preds["wild-1"]["difficulty"] == "tricky"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cases"] == 5 and summary["invalid_calls"]["total"] == 0
+    assert summary["score_levels"] == ["easy", "hard"]          # the hackathon levels present
+    if model == ["model=symbolic"]:
+        assert preds["wild-4"]["f1"] == 1.0 and preds["wild-5"]["f1"] == 1.0

@@ -172,3 +172,15 @@ def test_sweep_gives_a_folder_per_job_and_a_changed_rerun_fails(setup):
     assert f"{out / 'lora.r-2' / 'run.json'}: field 'output_dir'" in err and "lora.r: 2 there, 4 now" in err
     assert "new output_dir" in err and "resume=false" in err
     assert lora_r(out / "lora.r-2") == (2, 2, 2)
+
+
+def test_the_data_hash_covers_every_mixed_in_source(setup):
+    from train.config import DataConfig, MixSource
+    from train.data import data_hash, manifest_hash
+
+    _, data, _ = setup
+    alone = data_hash(DataConfig(path=str(data)))
+    assert alone == manifest_hash(data)                    # runs without a mix keep their recorded hash
+    mixed = data_hash(DataConfig(path=str(data), mix=[MixSource(path=str(data), weight=0.3)]))
+    reweighted = data_hash(DataConfig(path=str(data), mix=[MixSource(path=str(data), weight=0.4)]))
+    assert len({alone, mixed, reweighted}) == 3

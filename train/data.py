@@ -33,6 +33,15 @@ def manifest_hash(path: str | Path) -> str:
     return hashlib.sha256(manifest.read_bytes()).hexdigest()[:16]
 
 
+def data_hash(cfg: DataConfig) -> str:
+    """What a run trained on: data.path's manifest hash, combined with each data.mix source's (and its
+    weight) when there are any, so a run folder's fingerprint changes when a mixed-in file does."""
+    if not cfg.mix:
+        return manifest_hash(cfg.path)
+    parts = [manifest_hash(cfg.path)] + [f"{m.weight}:{manifest_hash(m.path)}" for m in cfg.mix]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
 def load_split(cfg: DataConfig, split: str, path: str | None = None):
     from toolcore.suites import load_split as load
 

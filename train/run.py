@@ -24,7 +24,7 @@ from toolcore.formats import get_format
 from toolcore.hub import load_causal_lm, load_tokenizer, resolve_model_path
 
 from .config import TrainConfig
-from .data import Collator, eval_cases, manifest_hash, tokenize_split
+from .data import Collator, data_hash, eval_cases, tokenize_split
 from .run_folder import claim_run_folder, job_output_dir, latest_checkpoint, write_config
 from .tokens import add_tool_tokens
 
@@ -56,13 +56,13 @@ def prepare_run(cfg: TrainConfig) -> tuple[Path, str]:
     set_seed(cfg.training.seed)
     cfg.output_dir = job_output_dir(cfg)
     out = Path(cfg.output_dir)
-    data_hash = manifest_hash(cfg.data.path)
+    dataset_hash = data_hash(cfg.data)
     out.mkdir(parents=True, exist_ok=True)
-    claim_run_folder(out, cfg, data_hash)
+    claim_run_folder(out, cfg, dataset_hash)
     os.environ.setdefault("WANDB_MODE", cfg.wandb_mode)
     os.environ.setdefault("WANDB_PROJECT", cfg.wandb_project)
     os.environ.setdefault("WANDB_DIR", str(out))
-    return out, data_hash
+    return out, dataset_hash
 
 
 def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
 
     from .trainer import ToolTrainer
 
-    out, data_hash = prepare_run(cfg)
+    out, dataset_hash = prepare_run(cfg)
 
     fmt = get_format(cfg.family.format)
     tok = load_tokenizer(cfg.family.path, trust_remote_code=cfg.family.trust_remote_code)
@@ -128,7 +128,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
         metrics = {
             "base_model": cfg.family.path, "base_model_folder": resolve_model_path(cfg.family.path),
-            "format": fmt.name, "dataset": cfg.data.path, "dataset_manifest_sha256_16": data_hash,
+            "format": fmt.name, "dataset": cfg.data.path, "dataset_manifest_sha256_16": dataset_hash,
             "new_tool_tokens": {tok.convert_ids_to_tokens(i): i for i in new_ids},
             "new_token_init": cfg.family.new_token_init, "trainable_parameters": trainable,
             "adapter_bytes": size, "train_examples": len(train_ds), "dropped_too_long": dropped,
