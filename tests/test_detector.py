@@ -89,3 +89,16 @@ def test_router_vetoes_the_models_unlikely_calls_and_never_unknown_tools(detecto
 def test_a_missing_detector_folder_is_a_one_line_error(tmp_path):
     with pytest.raises(ToolkitError, match="not a tool detector folder.*python -m train.detector"):
         ToolDetector.load(tmp_path)
+
+
+def test_without_rules_the_model_answers_everything_and_the_detector_vetoes(detector_dir, registry):
+    _, out = detector_dir
+    cases = load_cases("handwritten", registry=registry)
+    preds = RouterModel(CallsEveryOfferedTool(), detector=str(out), rules=False).predict(cases)
+    det = ToolDetector.load(out)
+    assert {p.details["route"] for p in preds} == {"model"}
+    for case, pred in zip(cases, preds):
+        assert {c.name for c in pred.calls} == {t.name for t in case.tools} - det.vetoes(case.user_text,
+                                                                                       [t.name for t in case.tools])
+    with pytest.raises(ToolkitError, match="model.rules"):
+        RouterModel(CallsEveryOfferedTool(), rules=False)

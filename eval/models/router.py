@@ -10,6 +10,7 @@ the model's calls are vetoed where the detector finds the request very unlikely 
 small tuned models call *something* for requests no tool serves ("order a pizza" -> play_music).
 
     python -m eval model=router model.inner.adapter=runs/demo/adapter model.detector=runs/detector suite=handwritten
+    python -m eval model=router model.rules=false model.inner.adapter=... model.detector=...   # the veto alone
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from typing import Sequence
 
 from toolcore.detector import ToolDetector
+from toolcore.errors import ToolkitError
 from toolcore.suites import Case
 
 from ..baselines.symbolic import SymbolicParser
@@ -26,10 +28,14 @@ from .base import Model, Prediction
 
 
 class RouterModel:
-    def __init__(self, inner: Model, name: str | None = None, detector: str | None = None):
+    def __init__(self, inner: Model, name: str | None = None, detector: str | None = None, rules: bool = True):
+        if not rules and not detector:
+            raise ToolkitError("a router with neither rules nor a detector is just its inner model",
+                               field="model.rules", fix="give model.detector=<folder>, or use the inner model")
         self.inner = inner
-        self.name = name or f"router({inner.name}{', detector' if detector else ''})"
-        self.parser = SymbolicParser()
+        parts = ([] if rules else ["no rules"]) + (["detector"] if detector else [])
+        self.name = name or f"router({', '.join([inner.name, *parts])})"
+        self.parser = SymbolicParser() if rules else None
         self.detector = ToolDetector.load(detector) if detector else None
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
@@ -37,6 +43,11 @@ class RouterModel:
         rule_ms: list[float] = []
         hand_over: list[int] = []
         for i, case in enumerate(cases):
+            if self.parser is None:                # the model answers everything; the detector vetoes
+                rule_ms.append(0.0)
+                hand_over.append(i)
+                out[i] = Prediction([], details={"route": "model"})
+                continue
             t0 = time.perf_counter()
             parse = self.parser.parse(case.user_text, case.tools)
             rule_ms.append((time.perf_counter() - t0) * 1000)
