@@ -56,6 +56,12 @@ def instantiation_line(exc: BaseException) -> str:
             f"(fix: check the {field}.* settings; HYDRA_FULL_ERROR=1 shows the traceback)")
 
 
+def entry_module(config_name: str) -> str:
+    """The module the user ran (`train.detector`, `data_gen.speech`), for hints: config names differ."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return spec.name.removesuffix(".__main__") if spec and spec.name else config_name
+
+
 def config_error_line(config_name: str, exc: BaseException) -> str:
     """One line for an OmegaConf error met while the task reads its config (a mandatory `???` value
     left unset, a value of the wrong type): the config file and the key."""
@@ -64,7 +70,7 @@ def config_error_line(config_name: str, exc: BaseException) -> str:
     key = getattr(exc, "full_key", None) or ""
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     fix = f"set it on the command line: {key}=..." if isinstance(exc, MissingMandatoryValue) and key else \
-        f"`python -m {config_name} --cfg job` prints every key"
+        f"`python -m {entry_module(config_name)} --cfg job` prints every key"
     return f"configs/{config_name}.yaml: " + (f"field '{key}': " if key else "") + f"{first} (fix: {fix})"
 
 
@@ -83,7 +89,7 @@ def check_overrides(config_name: str, overrides: list[str]) -> str | None:
         what = f"override '{bad}'" if bad else "overrides"
         hint = ""
         if "not in struct" in str(e) or "Could not override" in str(e):
-            hint = f" (fix: check the key name; `python -m {config_name} --cfg job` prints every key)"
+            hint = f" (fix: check the key name; `python -m {entry_module(config_name)} --cfg job` prints every key)"
         return f"configs/{config_name}.yaml: {what}: {one_line(e)}{hint}"
     finally:
         GlobalHydra.instance().clear()
