@@ -65,8 +65,8 @@ class RouterModel:
         return out  # type: ignore[return-value]
 
     def _veto(self, case: Case, pred: Prediction) -> Prediction:
-        if self.detector is None or not pred.calls:
-            return pred
+        if self.detector is None or not pred.calls or not case.user_text:
+            return pred      # (a spoken turn has no text to judge: its calls stand)
         t0 = time.perf_counter()
         vetoed = self.detector.vetoes(case.user_text, [t.name for t in case.tools])
         pred.latency_ms += (time.perf_counter() - t0) * 1000
