@@ -27,6 +27,20 @@ from toolcore.formats import get_format
 from toolcore.suites import load_suite
 
 
+def feed(ids: list[int], mask, accept, warm_up: bool = False) -> tuple[float, int, bool]:
+    """Walk a valid call token by token under a grammar: the seconds spent masking (the first mask
+    left out when `warm_up`), how many masks were timed, and whether every token was accepted."""
+    seconds, timed, good = 0.0, 0, True
+    for n, token in enumerate(ids):
+        t0 = time.perf_counter()
+        mask()
+        if not (warm_up and n == 0):
+            seconds += time.perf_counter() - t0
+            timed += 1
+        good = good and accept(token)
+    return seconds, timed, good
+
+
 def grammar_engines(tok, fmt, cases) -> list[list[str]]:
     rows = []
     end_id = tok.convert_tokens_to_ids(fmt.call_end)
@@ -47,13 +61,8 @@ def grammar_engines(tok, fmt, cases) -> list[list[str]]:
         xc._compile(tools)
         compile_s += time.perf_counter() - t0
         m = xc.start(tools)
-        good = True
-        for i in ids:
-            t0 = time.perf_counter()
-            xc.mask(logits, [m], [False])
-            mask_s += time.perf_counter() - t0
-            tokens += 1
-            good = good and m.accept_token(i)
+        seconds, masks, good = feed(ids, lambda: xc.mask(logits, [m], [False]), m.accept_token)
+        mask_s, tokens = mask_s + seconds, tokens + masks
         ok += good and m.is_terminated()
     rows.append(["xgrammar", f"{compile_s / len(bodies) * 1000:.2f}", f"{mask_s / tokens * 1000:.3f}",
                  f"{ok}/{len(bodies)}"])
@@ -74,17 +83,15 @@ def grammar_engines(tok, fmt, cases) -> list[list[str]]:
         grammar = llguidance.grammar_from("ebnf", fmt.call_grammar(tools))
         m = llguidance.LLMatcher(lltok, grammar)
         compile_s += time.perf_counter() - t0
-        good = not m.is_error()
-        for i in ids:
-            t0 = time.perf_counter()
+        def mask() -> None:
             llt.fill_next_token_bitmask(m, bitmask, 0)
             llt.apply_token_bitmask_inplace(logits, bitmask)
-            if k or tokens:          # the first mask call warms up a compiled kernel: not counted
-                mask_s += time.perf_counter() - t0
-            tokens += 1
-            good = good and m.consume_token(i)
-        ok += good and m.is_stopped()
-    rows.append(["llguidance", f"{compile_s / len(bodies) * 1000:.2f}", f"{mask_s / max(tokens - 1, 1) * 1000:.3f}",
+
+        # the very first mask call warms up a compiled kernel: not counted
+        seconds, masks, good = feed(ids, mask, m.consume_token, warm_up=k == 0)
+        mask_s, tokens = mask_s + seconds, tokens + masks
+        ok += good and not m.is_error() and m.is_stopped()
+    rows.append(["llguidance", f"{compile_s / len(bodies) * 1000:.2f}", f"{mask_s / max(tokens, 1) * 1000:.3f}",
                  f"{ok}/{len(bodies)}"])
     return rows
 
