@@ -5,7 +5,7 @@
 1. Grammar engines on the same call grammars (`ChatFormat.call_grammar`, generic format, the
    hackathon 30's tool sets, SmolLM2's 49k-token vocabulary with the tool tokens): compile time per
    tool set, mask time per token while the valid call is fed token by token, and whether every valid
-   call was accepted. xgrammar (what `eval/constrained.py` uses) and llguidance (if installed).
+   call was accepted. xgrammar (what `runtime/constrained.py` uses) and llguidance (if installed).
 2. The engine on the hackathon 30 with constraints off and on, same model, same batches: wall time,
    tokens, the time spent on masks and matchers per generated token and per constrained token,
    and whether the calls differ.
@@ -20,9 +20,9 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from eval.constrained import CallConstraint
-from eval.engine import GenerationConfig, ToolLoopEngine
-from eval.models.hf import load_model_and_tokenizer
+from runtime.constrained import CallConstraint
+from runtime.engine import GenerationConfig, ToolLoopEngine
+from runtime.models.hf import load_model_and_tokenizer
 from toolcore.formats import get_format
 from toolcore.suites import load_suite
 

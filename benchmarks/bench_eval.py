@@ -17,8 +17,8 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from eval.engine import GenerationConfig, ToolLoopEngine
-from eval.models.hf import load_model_and_tokenizer
+from runtime.engine import GenerationConfig, ToolLoopEngine
+from runtime.models.hf import load_model_and_tokenizer
 from toolcore.formats import get_format
 from toolcore.suites import load_suite
 from toolcore.tokenize import encode_prompt

@@ -1,1 +1,1 @@
-"""Evaluation: suites, models, the call-matching metric's runner and reports."""
+"""Evaluation: the runner over suites (models come from runtime.models), resumable predictions, reports."""

@@ -33,7 +33,7 @@ def run(cfg) -> dict:
         "f1_with_repair": summary["variants"]["repaired"]["f1"], "latency": summary["latency"],
         "routes": summary["routes"], "invalid_calls": summary["invalid_calls"], "output_dir": out}, indent=2))
     if config.report:
-        from .models import SymbolicModel
+        from runtime.models import SymbolicModel
         from .report import load_run, log_wandb, write_report
 
         folders = [out]

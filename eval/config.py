@@ -21,7 +21,7 @@ class EvalConfig:
     # which split to score when `suite` is a dataset folder
     split: str = "test"
     # (*) which model predicts (a config group: configs/model/*.yaml, built with _target_)
-    model: Any = field(default_factory=lambda: {"_target_": "eval.models.SymbolicModel", "name": "symbolic"})
+    model: Any = field(default_factory=lambda: {"_target_": "runtime.models.SymbolicModel", "name": "symbolic"})
     # (*) where predictions.jsonl and summary.json go; default runs/eval/<model>-<suite>
     output_dir: str = ""
     # (*) apply the repair post-processor to the model's calls (both variants are always in summary.json)

@@ -27,7 +27,7 @@ from toolcore.files import write_text_atomic
 from toolcore.schema import ToolCall
 from toolcore.suites import Case
 
-from .models.base import Model, Prediction
+from runtime.models.base import Model, Prediction
 
 
 def content_hash(path: str | Path | None) -> str | None:

@@ -32,10 +32,10 @@ from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 from toolcore.metric import CaseResult, call_f1, summarize
 from toolcore.registry import ToolRegistry, load_registry
-from toolcore.suites import SPOKEN_SUITES, Case, load_cases
+from toolcore.suites import SPOKEN_SUITES, Case, load_cases, spoken_suite_path
 
-from .baselines.repair import repair_calls
-from .models.base import Model, Prediction
+from runtime.baselines.repair import repair_calls
+from runtime.models.base import Model, Prediction
 from .resume import PredictionStore, content_hash, predict_resumable
 
 METRICS = ("call_f1", "bfcl_ast")
@@ -131,12 +131,15 @@ def _routes(predictions: Sequence[Prediction]) -> dict[str, int] | None:
 
 
 def resolve_spoken_suite(suite: str) -> str:
-    """Built-in spoken suites (hackathon30_spoken, ..._noisy) are synthesised on first use."""
+    """Built-in spoken suites (hackathon30_spoken, ..._noisy) are files data_gen synthesises once
+    (TTS is data generation's job; the stages meet at the file)."""
     if suite not in SPOKEN_SUITES:
         return suite
-    from data_gen.speech.suites import ensure_spoken_suite   # numpy/scipy/TTS: only when needed
-
-    return str(ensure_spoken_suite(suite))
+    path = spoken_suite_path(suite)
+    if not path.exists():
+        raise ToolkitError(f"spoken suite {suite!r} is not built yet", file=str(path), field="suite",
+                           fix=f"synthesise it once: python -m data_gen.speech.suites {suite} (make data does all)")
+    return str(path)
 
 
 def load_eval_cases(suite: str, *, split: str, limit: int | None, registry: ToolRegistry,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from eval.models import SymbolicModel
-from eval.models.base import Prediction
+from runtime.models import SymbolicModel
+from runtime.models.base import Prediction
 from toolcore.suites import Case
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.models import SymbolicModel
+from runtime.models import SymbolicModel
 from eval.runner import evaluate
 from toolcore.bfcl import (category_of, expected_call, is_bfcl_file, load_bfcl_cases, normalize_schema,
                            suite_user_texts)

@@ -18,8 +18,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eval.constrained import CallConstraint
-from eval.engine import GenerationConfig, ToolLoopEngine
+from runtime.constrained import CallConstraint
+from runtime.engine import GenerationConfig, ToolLoopEngine
 from toolcore.conversation import Conversation, Message
 from toolcore.formats import get_format
 from toolcore.schema import Tool, ToolCall

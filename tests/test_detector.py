@@ -12,7 +12,7 @@ import pytest
 
 from data_gen.config import DataGenConfig
 from data_gen.generate import generate
-from eval.models import Prediction, RouterModel
+from runtime.models import Prediction, RouterModel
 from toolcore.detector import ToolDetector
 from toolcore.errors import ToolkitError
 from toolcore.schema import ToolCall

@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from eval.engine import GenerationConfig, ToolLoopEngine
+from runtime.engine import GenerationConfig, ToolLoopEngine
 from toolcore.conversation import Conversation, Message
 from toolcore.executors import EXECUTORS, ExecutionContext, ToolResult
 from toolcore.formats import get_format

@@ -20,8 +20,8 @@ pytest.importorskip("liquid_audio")
 from safetensors.torch import load_file  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
-from eval.engine import default_context  # noqa: E402
-from eval.models.lfm2_audio import LFM2AudioModel, ToolLoop  # noqa: E402
+from runtime.engine import default_context  # noqa: E402
+from runtime.models.lfm2_audio import LFM2AudioModel, ToolLoop  # noqa: E402
 from toolcore.audio import REPLY_RATE, USER_RATE, read_wav, resample, write_wav_atomic  # noqa: E402
 from toolcore.conversation import Conversation, Message, Part  # noqa: E402
 from toolcore.errors import ToolkitError  # noqa: E402
@@ -31,8 +31,9 @@ from toolcore.registry import load_registry  # noqa: E402
 from toolcore.schema import ToolCall  # noqa: E402
 from toolcore.suites import cases_from_dataset  # noqa: E402
 from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig, TrainingConfig  # noqa: E402
-from train.lfm2_audio import load_model, load_processor  # noqa: E402
-from train.lfm2_audio.data import row_conversation, speech_cases, to_chat  # noqa: E402
+from runtime.lfm2_audio import load_model, load_processor  # noqa: E402
+from runtime.lfm2_audio.chat import to_chat  # noqa: E402
+from train.lfm2_audio.data import row_conversation, speech_cases  # noqa: E402
 from train.lfm2_audio.tiny import build_tiny_lfm2_audio  # noqa: E402
 from train.run import train  # noqa: E402
 
@@ -282,7 +283,7 @@ def test_bad_inputs_are_clear_errors(setup, tmp_path):
 def test_lfm25_detokenizer_decodes_off_gpu(tmp_path):
     """LFM2.5-Audio decodes with an LFM-based detokenizer that liquid_audio moves to `.cuda()`; the
     shared decoder builds it on the processor's device instead: 1920 samples (80 ms at 24 kHz) a frame."""
-    from train.lfm2_audio import audio_decoder
+    from runtime.lfm2_audio import audio_decoder
 
     folder = build_tiny_lfm2_audio(tmp_path / "lfm25", mimi=False, detokenizer=True)
     proc = load_processor(folder)

@@ -1,4 +1,4 @@
-"""Tests for the schema-driven call repairer (eval.baselines.repair)."""
+"""Tests for the schema-driven call repairer (runtime.baselines.repair)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.baselines.repair import repair_calls
+from runtime.baselines.repair import repair_calls
 from toolcore.registry import load_registry
 from toolcore.schema import Tool, ToolCall
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.models import SymbolicModel
+from runtime.models import SymbolicModel
 from eval.report import confusion, write_report
 from eval.runner import evaluate
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from eval.baselines.symbolic import SymbolicParser
-from eval.models import RouterModel, SymbolicModel
+from runtime.baselines.symbolic import SymbolicParser
+from runtime.models import RouterModel, SymbolicModel
 from eval.runner import evaluate
 from toolcore.schema import Tool
 from toolcore.suites import load_cases

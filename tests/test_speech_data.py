@@ -247,8 +247,8 @@ def test_preview_page_plays_every_clip_in_headless_chromium(speech_data, tmp_pat
 
 def test_spoken_suite_through_the_cascade(tmp_path, asr):
     from data_gen.speech.suites import build_spoken_suite
-    from eval.models import SymbolicModel
-    from eval.models.cascade import CascadeModel
+    from runtime.models import SymbolicModel
+    from runtime.models.cascade import CascadeModel
     from eval.report import write_report
     from eval.runner import evaluate
     from toolcore.suites import load_suite

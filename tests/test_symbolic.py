@@ -1,4 +1,4 @@
-"""Tests for the rule-based symbolic pre-parser (eval.baselines.symbolic).
+"""Tests for the rule-based symbolic pre-parser (runtime.baselines.symbolic).
 
 Every phrasing here was written for these tests; none comes from an evaluation suite.
 """
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eval.baselines import symbolic
-from eval.baselines.symbolic import (
+from runtime.baselines import symbolic
+from runtime.baselines.symbolic import (
     SymbolicParser,
     digitize,
     find_clocks,

@@ -16,8 +16,8 @@ from transformers import TrainerCallback
 
 from data_gen.config import DataGenConfig
 from data_gen.generate import generate
-from eval.engine import GenerationConfig, ToolLoopEngine
-from eval.models.hf import load_model_and_tokenizer
+from runtime.engine import GenerationConfig, ToolLoopEngine
+from runtime.models.hf import load_model_and_tokenizer
 from toolcore.formats import get_format
 from toolcore.suites import cases_from_dataset
 from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig, TrainingConfig

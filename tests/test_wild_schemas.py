@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from eval.models import SymbolicModel
+from runtime.models import SymbolicModel
 from eval.report import write_report
 from eval.runner import evaluate
 from toolcore.errors import ToolkitError

@@ -5,7 +5,7 @@ file holds no vocabulary), trained only on the rows that offered that tool: "wha
 Oslo" and "blues, please" are learned as weather and music without those words, and a request the
 generated data never pairs with a tool (book a table, order a pizza) scores low for all of them.
 
-The router (eval/models/router.py) uses it as a veto on the tuned model's calls: a call to a tool
+The router (runtime/models/router.py) uses it as a veto on the tuned model's calls: a call to a tool
 the detector knows, with a probability under the detector's threshold, is dropped. The threshold
 is set when fitting, from the validation split alone: the `recall` quantile of the probabilities
 of the calls that really were made there (so the veto drops at most ~2% of right calls on data

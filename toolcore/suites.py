@@ -26,6 +26,15 @@ DIFFICULTIES = tuple(LEVEL_WEIGHTS)
 # built-in spoken suites: name -> (text suite spoken, SNRs in dB of the noisy copies; none = clean only).
 # Synthesised on first use by data_gen.speech.suites, which the evaluator imports only for these names.
 SPOKEN_SUITES = {"hackathon30_spoken": ("hackathon30", ()), "hackathon30_spoken_noisy": ("hackathon30", (20.0, 10.0, 5.0))}
+# bump when the spoken suites' recipe (data_gen/speech/suites.py) changes: the cache folder name carries it
+SPOKEN_SUITE_VERSION = 1
+
+
+def spoken_suite_path(name: str, root: Path | None = None) -> Path:
+    """Where a built-in spoken suite lives once `python -m data_gen.speech.suites` has synthesised it."""
+    from .hub import cache_dir
+
+    return (root or cache_dir() / "suites") / f"{name}-v{SPOKEN_SUITE_VERSION}" / "suite.jsonl"
 
 
 @dataclass

@@ -14,7 +14,7 @@ from toolcore.errors import ToolkitError
 
 
 def merge(adapter: str | Path, out: str | Path, base: str | None = None) -> Path:
-    from eval.models.hf import load_model_and_tokenizer
+    from runtime.models.hf import load_model_and_tokenizer
 
     adapter = Path(adapter)
     if base is None:

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import torch
 from transformers import Trainer
 
-from eval.engine import GenerationConfig, ToolLoopEngine
+from runtime.engine import GenerationConfig, ToolLoopEngine
 from toolcore.formats import ChatFormat
 from toolcore.metric import call_f1
 from toolcore.suites import Case

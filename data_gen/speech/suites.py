@@ -3,8 +3,10 @@
     hackathon30_spoken         the 30 public cases, spoken by a voice held out of the training data
     hackathon30_spoken_noisy   the same clips with pink noise at 20, 10 and 5 dB SNR (90 cases)
 
-They are synthesised on first use (deterministic: fixed voice, fixed noise seed) into the toolkit
-cache and reused after; the folder appears by rename, so a half-built suite is never picked up.
+`python -m data_gen.speech.suites [NAME ...]` (and `make data`) synthesises them (deterministic: fixed
+voice, fixed noise seed) into the toolkit cache, where `python -m eval suite=NAME` finds them
+(toolcore.suites.spoken_suite_path); the folder appears by rename, so a half-built suite is never
+picked up.
 A suite is a JSONL file whose user content is an audio part `{"type": "audio", "audio": "clips/x.wav",
 "meta": {"transcript": ..., "snr_db": ...}}` (paths relative to the file).
 """
@@ -20,8 +22,7 @@ import numpy as np
 
 from toolcore.audio import USER_RATE, resample, write_wav_atomic
 from toolcore.files import write_text_atomic
-from toolcore.hub import cache_dir
-from toolcore.suites import SPOKEN_SUITES, load_suite
+from toolcore.suites import SPOKEN_SUITES, load_suite, spoken_suite_path
 
 from .augment import add_noise
 from .spoken import to_spoken
@@ -29,14 +30,13 @@ from .tts import Voice, get_engine
 
 # the evaluation voice: an espeak-ng variant listed in SpeechConfig.heldout_voices, so no training clip uses it
 EVAL_VOICE = Voice("espeak", "en-us+quincy", 1.0, 50)
-VERSION = 1   # bump when the recipe above changes: the cache folder name carries it
 
 
 def ensure_spoken_suite(name: str, root: Path | None = None) -> Path:
     """The JSONL path of a built-in spoken suite, building it first when it is not cached."""
     source, snrs = SPOKEN_SUITES[name]
-    folder = (root or cache_dir() / "suites") / f"{name}-v{VERSION}"
-    path = folder / "suite.jsonl"
+    path = spoken_suite_path(name, root)
+    folder = path.parent
     if path.exists():
         return path
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
@@ -75,3 +75,20 @@ def build_spoken_suite(source: str, out: Path, *, snrs: tuple[float, ...] = (), 
             lines.append(json.dumps({**d, "id": cid, "messages": msgs}, ensure_ascii=False))
     write_text_atomic(out / "suite.jsonl", "\n".join(lines) + "\n")
     return out / "suite.jsonl"
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m data_gen.speech.suites",
+                                 description="synthesise the built-in spoken eval suites into the toolkit cache")
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"default: all ({', '.join(SPOKEN_SUITES)})")
+    names = ap.parse_args(argv).names or list(SPOKEN_SUITES)
+    for bad in set(names) - set(SPOKEN_SUITES):
+        ap.error(f"unknown spoken suite {bad!r}: use {', '.join(SPOKEN_SUITES)}")
+    for name in names:
+        print(f"{name}: {ensure_spoken_suite(name)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,7 @@ dataset folder. One row becomes one LFM2-Audio chat:
 The system instruction says which: "Respond with interleaved text and audio." is the one
 LFM2-Audio's own speech-to-speech demo uses. Call turns stay text in both cases: a tool call must
 not be cut by audio frames, and the eval loop keeps a turn that opens with `<|tool_call_start|>` in
-text (see eval/models/lfm2_audio.py). The mapper supervises every assistant turn, text and audio,
+text (see runtime/models/lfm2_audio.py). The mapper supervises every assistant turn, text and audio,
 and nothing else; the model's loss reports text and audio separately.
 
 Where the mapper differs from the text format: it supervises the "\n" after an assistant's
@@ -36,14 +36,14 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from toolcore.audio import REPLY_RATE, USER_RATE, read_wav, sha256_file, wav_bytes
+from toolcore.audio import sha256_file
 from toolcore.conversation import Conversation, Message, Part
 from toolcore.errors import ToolkitError
 from toolcore.formats import ChatFormat
 from toolcore.suites import Case, ConversationReader
 
-SPEAK_INSTRUCTION = "Respond with interleaved text and audio."
-TEXT_INSTRUCTION = "Respond with text."
+from runtime.lfm2_audio.chat import to_chat
+
 SPEECH_COLUMNS = ("messages", "tools", "expected_calls", "user_audio", "reply_audio")
 # the columns liquid_audio's preprocess_dataset writes (LFM2DataLoader reads them), plus two of ours
 FIELDS = ("text", "audio_in", "audio_in_lens", "audio_out", "modality_flag", "supervision_mask")
@@ -98,70 +98,6 @@ def speech_cases(path: str | Path, split: str = "validation", limit: int | None 
 
     check_speech_split(load_split(path, split), path)
     return cases_from_dataset(path, split, limit, shuffle_seed)
-
-
-# ----- conversations -> liquid_audio chats ---------------------------------------------------------
-def system_text(fmt: ChatFormat, conv: Conversation, speak: bool) -> str:
-    first = conv.messages[0] if conv.messages and conv.messages[0].role == "system" else None
-    instruction = SPEAK_INSTRUCTION if speak else TEXT_INSTRUCTION
-    system = f"{first.content}\n{instruction}" if first and first.content else instruction
-    return fmt.system_text(system, conv.tools)
-
-
-def audio_bytes(ref: str, rate: int) -> bytes:
-    """A clip as 16-bit WAV bytes at `rate` (what the mapper decodes). read_wav raises a clear
-    ToolkitError for a missing or corrupt file."""
-    x, _ = read_wav(ref, rate)
-    return wav_bytes(x, rate)
-
-
-def to_chat(conv: Conversation, fmt: ChatFormat, *, speak: bool | None = None) -> list[Any]:
-    """A conversation as liquid_audio ChatMessages (see the module docstring for the mapping)."""
-    from liquid_audio.data.types import AudioSegment, ChatMessage, InterleavedSegment, TextSegment
-
-    speak = conv.meta.get("speak", False) if speak is None else speak
-    chat = [ChatMessage(role="system", content=[TextSegment(text=system_text(fmt, conv, speak))])]
-    for m in conv.messages:
-        if m.role == "system":
-            continue
-        if m.role == "tool":
-            result = TextSegment(text=fmt.render_result(m))
-            chat.append(ChatMessage(role="tool", content=[result]))  # type: ignore[arg-type]
-        elif m.role == "assistant":
-            audio = [p for p in m.parts if p.type == "audio"]
-            if m.tool_calls or not audio:
-                chat.append(ChatMessage(role="assistant", content=[TextSegment(text=fmt.assistant_body(m))]))
-            else:
-                chat.append(ChatMessage(role="assistant", content=[
-                    InterleavedSegment(text=m.content, audio=audio_bytes(audio[0].ref, REPLY_RATE))]))
-        else:
-            segs: list[Any] = []
-            for p in m.parts:
-                if p.type == "text" and p.text:
-                    segs.append(TextSegment(text=p.text))
-                elif p.type == "audio":
-                    segs.append(AudioSegment(audio=audio_bytes(p.ref, USER_RATE)))
-                elif p.type == "image":
-                    raise ToolkitError("LFM2-Audio takes no images", field=f"{m.role} message")
-            chat.append(ChatMessage(role=m.role, content=segs))  # type: ignore[arg-type]
-    return chat
-
-
-def checkpoint_config(path: str | Path) -> dict[str, Any]:
-    from liquid_audio.utils import get_model_dir
-
-    from . import model_source
-
-    return json.loads((get_model_dir(model_source(path)) / "config.json").read_text())
-
-
-def make_mapper(proc: Any, config: dict[str, Any]):
-    """liquid_audio's chat mapper with the checkpoint's own interleaving (its defaults are 6/12 too)."""
-    from liquid_audio.data.mapper import LFM2AudioChatMapper
-
-    return LFM2AudioChatMapper(proc, codebooks=config["codebooks"],
-                               interleaved_text_tokens=config["interleaved_n_text"],
-                               interleaved_audio_tokens=config["interleaved_n_audio"])
 
 
 # ----- preprocessing (mapper output cached on disk) ------------------------------------------------

@@ -29,8 +29,10 @@ from toolcore.formats import get_format
 
 from ..config import TrainConfig
 from ..run import fit, prepare_run, write_run_files
-from . import load_model, load_processor, resolve_dtype
-from .data import AudioCollator, checkpoint_config, make_mapper, model_input, preprocess_split, speech_cases
+from runtime.lfm2_audio import load_model, load_processor, resolve_dtype
+from runtime.lfm2_audio.chat import checkpoint_config, make_mapper
+
+from .data import AudioCollator, model_input, preprocess_split, speech_cases
 
 BACKBONE_EMBEDDING = "lfm.embed_tokens"
 
@@ -123,7 +125,7 @@ def _trainer_class():
                         parts["audio_loss"].append(float(out.audio_loss))
                 metrics |= {f"{metric_key_prefix}_{k}": round(mean(v), 4) for k, v in parts.items()}
             if self.f1_cases:
-                from eval.models.lfm2_audio import ToolLoop
+                from runtime.models.lfm2_audio import ToolLoop
                 from toolcore.metric import call_f1
 
                 # each case prompted as its training row was; answers stop before their audio

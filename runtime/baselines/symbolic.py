@@ -1200,7 +1200,7 @@ class SymbolicParse:
     """The calls, and whether the parse is complete: every intent in the request was recognised, is
     for an offered tool and gave calls that validate against that tool's schema, and every offered
     tool is one the rules know (an unknown tool might be what the request is for). The router
-    (`eval/models/router.py`) answers with complete parses and hands the rest to a model."""
+    (`runtime/models/router.py`) answers with complete parses and hands the rest to a model."""
 
     calls: list[ToolCall]
     complete: bool

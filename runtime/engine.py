@@ -49,7 +49,7 @@ class GenerationConfig:
     continuation: str = "auto"         # auto | cache | reprefill (see the module docstring)
     prefill_group: int = 4             # prompts prefilled together before joining the decode batch
     # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools
-    # (names, keys, types; eval/constrained.py); free text is never constrained
+    # (names, keys, types; runtime/constrained.py); free text is never constrained
     constrained: bool = True
 
 

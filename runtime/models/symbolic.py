@@ -1,4 +1,4 @@
-"""The symbolic pre-parser as a model: rules, no weights (see eval/baselines/symbolic.py)."""
+"""The symbolic pre-parser as a model: rules, no weights (see runtime/baselines/symbolic.py)."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ class ToolLoop:
                  max_tool_calls: int = 4, tool_timeout_s: float = 5.0, text_temperature: float | None = None,
                  text_top_k: int | None = None, audio_temperature: float | None = None,
                  audio_top_k: int | None = None, context: Any = None):
-        from train.lfm2_audio.data import make_mapper
+        from ..lfm2_audio.chat import make_mapper
 
         # speak: ask for spoken answers (the system instruction, and interleaved answer turns); None takes
         # each conversation's own `meta["speak"]` (how its training row was prompted). audio=False stops an
@@ -130,7 +130,7 @@ class ToolLoop:
 
         from liquid_audio.utils import LFMModality
 
-        from train.lfm2_audio.data import to_chat
+        from ..lfm2_audio.chat import to_chat
 
         t_start = time.perf_counter()
         out = LoopOutput()
@@ -259,7 +259,7 @@ class LFM2AudioModel:
         import torch
 
         from toolcore.hub import resolve_device
-        from train.lfm2_audio import audio_decoder, load_model, load_processor, resolve_dtype
+        from ..lfm2_audio import audio_decoder, load_model, load_processor, resolve_dtype
 
         if threads:
             torch.set_num_threads(threads)
