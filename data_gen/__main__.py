@@ -19,6 +19,10 @@ def run(cfg) -> None:
 
     config: DataGenConfig = OmegaConf.to_object(cfg)
     manifest = generate(config)
+    if "shard_index" in manifest:   # one job of a sharded run (data_gen/sharding.py): its blocks are in place
+        print(json.dumps({k: manifest[k] for k in ("shard_index", "num_shards", "kept", "attempts", "seconds")}
+                         | {"blocks": sorted(map(int, manifest["blocks"]))}))
+        return
     total = manifest["total"]
     print(json.dumps({
         "output_dir": config.output_dir, "reused": manifest.get("reused", False), "splits": manifest["splits"],

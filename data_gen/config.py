@@ -64,6 +64,17 @@ class DataGenConfig:
     max_attempts_per_kept: float = 3.0
     # replace an existing complete dataset at output_dir
     overwrite: bool = False
+    # (*) split the work over this many independent jobs (docs/cluster.md), e.g. a Slurm array through
+    # Hydra's submitit launcher: `-m hydra/launcher=submitit_slurm num_shards=8 shard_index='range(8)'`.
+    # Job i makes the attempt blocks i, i+N, i+2N, ... into <output_dir>.partial/ (shared storage);
+    # the dataset is the same as a one-process run's with the same seed, whatever N
+    num_shards: int = 1
+    # which job this is (0 .. num_shards-1); null with num_shards > 1: the merge step, which checks every
+    # job's manifest and builds the dataset (a missing or failed job is named, to be rerun alone)
+    shard_index: int | None = None
+    # blocks each shard job makes beyond its even share of num_conversations, so that the merge finds every
+    # block a one-process run would use although jobs keep at slightly different rates
+    shard_slack_blocks: int = 1
 
     def __post_init__(self) -> None:
         def bad(field_: str, msg: str, fix: str | None = None) -> ToolkitError:
@@ -93,6 +104,13 @@ class DataGenConfig:
                 raise bad("export", f"unknown export {e!r}", "use openai and/or sharegpt")
         if self.shard_size <= 0:
             raise bad("shard_size", "must be positive")
+        if self.num_shards < 1:
+            raise bad("num_shards", "must be >= 1")
+        if self.shard_index is not None and not 0 <= self.shard_index < self.num_shards:
+            raise bad("shard_index", f"must be within 0..{self.num_shards - 1} (num_shards={self.num_shards})",
+                      f"shard_index='range({self.num_shards})' sweeps every job; leave it out to merge")
+        if self.shard_slack_blocks < 0:
+            raise bad("shard_slack_blocks", "must be >= 0")
 
     def no_tool_share(self) -> float:
         total = sum(self.categories.values())

@@ -93,13 +93,57 @@ def to_record(d: Draft, id_: str, split: str) -> dict[str, Any]:
 
 
 def config_fingerprint(cfg: DataGenConfig) -> str:
-    keep = {k: v for k, v in cfg.as_dict().items() if k not in ("overwrite", "output_dir", "export")}
+    # how the work is split over jobs does not change the dataset (data_gen/sharding.py)
+    skip = ("overwrite", "output_dir", "export", "num_shards", "shard_index", "shard_slack_blocks")
+    keep = {k: v for k, v in cfg.as_dict().items() if k not in skip}
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def block_paths(work: Path, k: int) -> tuple[Path, Path]:
+    """Block k's records and its rejection counts."""
+    return work / f"shard-{k:05d}.jsonl", work / f"shard-{k:05d}.stats.json"
+
+
+def make_block(gen: Generator, work: Path, k: int, seen: set[str]) -> tuple[list[dict], Counter]:
+    """Attempts k*shard_size .. (k+1)*shard_size-1, written atomically (stats first, records last: a
+    block whose records file exists is complete)."""
+    path, stats_path = block_paths(work, k)
+    shard, stats = [], Counter()
+    for i in range(k * gen.cfg.shard_size, (k + 1) * gen.cfg.shard_size):
+        rec, reason = gen.attempt(i, seen)
+        if rec is None:
+            stats[reason] += 1
+        else:
+            shard.append(rec)
+    write_text_atomic(stats_path, json.dumps(dict(stats)))
+    write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in shard))
+    return shard, stats
+
+
+def load_block(work: Path, k: int, seen: set[str]) -> tuple[list[dict], Counter]:
+    """A finished block, deduplicated against `seen`. A block of this run was drafted with every earlier
+    block's utterances in `seen` already (nothing to drop); a block of a shard job only with its own job's
+    (data_gen/sharding.py), so a repeat of an earlier block made by another job is dropped here, and
+    counted as the single-process run counts it."""
+    path, stats_path = block_paths(work, k)
+    shard, stats = [], Counter(json.loads(stats_path.read_text()))
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        key = normalize(r["user_text"])
+        if key in seen:
+            stats["duplicate_utterance"] += 1
+        else:
+            seen.add(key)
+            shard.append(r)
+    return shard, stats
+
+
 def run_shards(gen: Generator, work: Path, *, progress: bool = True,
-               on_shard: Callable[[int], None] | None = None) -> tuple[list[dict], Counter, int]:
-    """Finish (or resume) shards until enough conversations are kept; returns records in order."""
+               on_shard: Callable[[int], None] | None = None,
+               on_missing: Callable[[int], None] | None = None) -> tuple[list[dict], Counter, int]:
+    """Finish (or resume) shards until enough conversations are kept; returns records in order.
+    `on_missing(k)` is called before a block that is not on disk yet is made (the merge of shard
+    jobs raises there: it makes nothing itself)."""
     cfg = gen.cfg
     records: list[dict] = []
     rejections: Counter = Counter()
@@ -107,22 +151,12 @@ def run_shards(gen: Generator, work: Path, *, progress: bool = True,
     attempts = 0
     bar = tqdm(total=cfg.num_conversations, desc="verified conversations", unit="conv", disable=not progress)
     for k in itertools.count():
-        path = work / f"shard-{k:05d}.jsonl"
-        stats_path = work / f"shard-{k:05d}.stats.json"
-        if path.exists():   # finished in an earlier run: reuse it, rebuild the dedup set from it
-            shard = [json.loads(line) for line in path.read_text().splitlines()]
-            stats = json.loads(stats_path.read_text())
-            seen.update(normalize(r["user_text"]) for r in shard)
+        if block_paths(work, k)[0].exists():   # finished earlier (or by a shard job): reuse it
+            shard, stats = load_block(work, k, seen)
         else:
-            shard, stats = [], Counter()
-            for i in range(k * cfg.shard_size, (k + 1) * cfg.shard_size):
-                rec, reason = gen.attempt(i, seen)
-                if rec is None:
-                    stats[reason] += 1
-                else:
-                    shard.append(rec)
-            write_text_atomic(stats_path, json.dumps(dict(stats)))
-            write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in shard))
+            if on_missing:
+                on_missing(k)
+            shard, stats = make_block(gen, work, k, seen)
             if on_shard:
                 on_shard(k)
         records += shard
@@ -156,12 +190,21 @@ def generate(cfg: DataGenConfig, *, progress: bool = True,
     if state.exists() and json.loads(state.read_text()).get("config_fingerprint") != fingerprint:
         raise ToolkitError("an unfinished run with another config is in the way", file=str(work),
                            fix=f"delete {work} to start over")
-    write_text_atomic(state, json.dumps({"config_fingerprint": fingerprint}))
+    if not state.exists():   # shard jobs share the folder: written once
+        write_text_atomic(state, json.dumps({"config_fingerprint": fingerprint}))
 
     t0 = time.perf_counter()
     gen = Generator(cfg)
     t_setup = time.perf_counter() - t0
-    records, rejections, attempts = run_shards(gen, work, progress=progress, on_shard=on_shard)
+    on_missing = None
+    if cfg.num_shards > 1:   # a job of a sharded run, or the merge of them (data_gen/sharding.py)
+        from .sharding import check_shard_jobs, missing_block, run_shard_job
+        if cfg.shard_index is not None:
+            return run_shard_job(gen, work, fingerprint, progress=progress)
+        check_shard_jobs(work, cfg.num_shards, fingerprint)
+        on_missing = missing_block(cfg.num_shards)
+    records, rejections, attempts = run_shards(gen, work, progress=progress, on_shard=on_shard,
+                                               on_missing=on_missing)
     t_gen = time.perf_counter() - t0 - t_setup
     if len(records) < cfg.num_conversations:
         raise ToolkitError("ran out of attempts", file=str(work))
