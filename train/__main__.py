@@ -15,10 +15,16 @@ ConfigStore.instance().store(name="train_schema", node=TrainConfig)
 
 
 def run(cfg) -> None:
+    from .cluster import PreemptionGuard, Preempted, distributed_from_slurm
     from .run import train
 
     config: TrainConfig = OmegaConf.to_object(cfg)
-    metrics = train(config)
+    distributed_from_slurm()   # a Slurm job of several tasks: the process group comes from Slurm (train/cluster.py)
+    guard = PreemptionGuard()  # a submitit job: on preemption/timeout, checkpoint after the step and requeue
+    try:
+        metrics = train(config, extra_callbacks=[guard] if guard.active else None)
+    except Preempted:
+        guard.requeue()
     keys = ("steps", "train_seconds", "train_loss", "real_tokens_per_second", "adapter_bytes", "final")
     print(json.dumps({k: metrics.get(k) for k in keys} | {"adapter": f"{config.output_dir}/adapter"}, indent=2))
 

@@ -172,10 +172,23 @@ def job_output_dir(cfg: TrainConfig) -> str:
         return cfg.output_dir
     hydra_cfg = HydraConfig.get()
     swept = swept_keys(sys.argv[1:])
+    if swept is None:   # a job in a process of its own (submitit): the sweep's command line is in multirun.yaml
+        swept = swept_keys(multirun_overrides(hydra_cfg.sweep.dir))
     if swept is not None:
         swept |= set((hydra_cfg.sweeper.get("params") or {}).keys())   # sweeps written in a config
     name = job_folder_name(list(hydra_cfg.overrides.task), swept)
     return str(Path(cfg.output_dir) / name) if name else cfg.output_dir
+
+
+def multirun_overrides(sweep_dir: str) -> list[str]:
+    """The command-line overrides of the multirun that launched this job, from the multirun.yaml Hydra's
+    sweeper writes into the sweep folder before launching ([] when it is not there)."""
+    path = Path(sweep_dir) / "multirun.yaml"
+    if not path.exists():
+        return []
+    from omegaconf import OmegaConf
+
+    return list(OmegaConf.load(path).hydra.overrides.task)
 
 
 def swept_keys(argv: list[str]) -> set[str] | None:
