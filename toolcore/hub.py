@@ -64,6 +64,11 @@ def convert_smollm2(out: Path | None = None, *, force: bool = False) -> Path:
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp, safe_serialization=True)
+    # the toolkit's generic format (SmolLM2 has no tool tokens): the template renders tools and calls the
+    # way training and eval do; SmolLM2's own template ignores `tools=`
+    from .chat_template import attach_chat_template
+
+    attach_chat_template(tok, "generic")
     tok.save_pretrained(tmp)
     if out.exists():
         shutil.rmtree(out)

@@ -24,6 +24,12 @@ def merge(adapter: str | Path, out: str | Path, base: str | None = None) -> Path
         else:
             base = json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"]
     model, tok = load_model_and_tokenizer(base, adapter=str(adapter), merge_adapter=True)
+    meta = adapter.parent / "metrics.json"
+    fmt = json.loads(meta.read_text()).get("format") if meta.exists() else None
+    if fmt:   # the format's chat template (an adapter saved before templates were written has the base's)
+        from toolcore.chat_template import attach_chat_template
+
+        attach_chat_template(tok, fmt)
     out = Path(out)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from toolcore.chat_template import attach_chat_template
 from toolcore.files import write_text_atomic
 from toolcore.formats import get_format
 from toolcore.hub import load_causal_lm, load_tokenizer, resolve_model_path
@@ -124,6 +125,9 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         adapter = out / "adapter"
         unwrapped = trainer.model
         unwrapped.save_pretrained(str(adapter), save_embedding_layers=False)   # new rows travel as a small delta
+        # chat_template.jinja renders the format's text, so other servers (vLLM, llama.cpp, Ollama) feed
+        # the model what it was trained on (toolcore/chat_template.py)
+        attach_chat_template(tok, fmt)
         tok.save_pretrained(str(adapter))
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
         metrics = {
