@@ -58,6 +58,10 @@ class Generator:
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)
         self.decontam = Decontaminator.from_suites(cfg.decontaminate_against, cfg.ngram)
+        self.general = None          # schema-driven rows (data_gen.schema_driven), a share of the attempts
+        if cfg.general.share > 0:
+            from .schema_driven.source import GeneralSource
+            self.general = GeneralSource(cfg, registry, self.vocab)
         # the split of attempt i is fixed by i: a cycle of 1000 slots shared out by the split shares
         cycle, bounds, acc = 1000, [], 0.0
         for s in SPLITS:
@@ -70,22 +74,24 @@ class Generator:
 
     def attempt(self, i: int, seen: set[str]) -> tuple[dict[str, Any] | None, str | None]:
         split = self.split_for(i)
+        general = self.general is not None and self.general.takes(i)
         rng = random.Random(self.cfg.seed * 1_000_003 + i)
         try:
-            draft = self.composer.build(rng, eval_pool=split != "train")
+            draft = self.general.build(i, split != "train") if general else self.composer.build(rng, eval_pool=split != "train")
         except Rejected as r:
             return None, r.reason
-        reason = self.verifier.check(draft) or self.decontam.reason(draft.user_text)
+        check = self.general.check if general else self.verifier.check
+        reason = check(draft) or self.decontam.reason(draft.user_text)
         if reason:
             return None, reason
         key = normalize(draft.user_text)
         if key in seen:
             return None, "duplicate_utterance"
         seen.add(key)
-        return to_record(draft, f"{self.cfg.seed}-{i}", split), None
+        return to_record(draft, f"{self.cfg.seed}-{i}" + draft.meta.get("id_suffix", ""), split), None
 
 
-def to_record(d: Draft, id_: str, split: str) -> dict[str, Any]:
+def to_record(d: Draft | Any, id_: str, split: str) -> dict[str, Any]:
     conv = d.conversation.to_dict()
     return make_record(id_, category=d.category, style=d.style, history=d.history, user_text=d.user_text,
                        calls=[c.to_dict() for c in d.expected_calls], messages=conv["messages"],
@@ -115,6 +121,8 @@ def make_block(gen: Generator, work: Path, k: int, seen: set[str]) -> tuple[list
             stats[reason] += 1
         else:
             shard.append(rec)
+    if gen.general is not None:
+        stats.update(gen.general.drain())   # teacher outcomes: not rejections, split off in the manifest
     write_text_atomic(stats_path, json.dumps(dict(stats)))
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in shard))
     return shard, stats
@@ -229,6 +237,7 @@ def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_s
     phrasings = {i.name: sum(len(i.phrasings[m][False] + [p for p in i.phrasings[m][True]
                                                           if p not in i.phrasings[m][False]])
                              for m in i.phrasings) for i in gen.intents}
+    teacher = {k: rejections.pop(k) for k in list(rejections) if k.startswith("teacher:")}
     variants = {i.name: sum(count_phrasings(p.tree) for m in i.phrasings
                             for p in {id(x): x for x in i.phrasings[m][False] + i.phrasings[m][True]}.values())
                 for i in gen.intents}
@@ -251,5 +260,6 @@ def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_s
         "decontamination": decontamination_counts(rejections, cfg.decontaminate_against, cfg.ngram),
         "seconds": seconds,
         "conversations_per_second": round(rate, 1) if rate else None,
+        "general": gen.general.manifest(records, teacher) if gen.general is not None else None,
         "config": cfg.as_dict(),
     }

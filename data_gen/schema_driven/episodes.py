@@ -1,0 +1,336 @@
+"""Conversations in every shape BFCL tests, for tools known only by their schema, and their checks.
+
+Shapes (weights in `general.shapes`):
+  simple             one tool offered, one call
+  multiple           2..max_offered tools offered (a same-domain one among them half the time), one fits
+  parallel           the same tool 2-3 times ("... in Paris, and the same for Rome")
+  parallel_multiple  2-3 calls over 2+ tools
+  irrelevance        the request needs a tool that is not offered: no call, a short answer saying so
+
+Rows keep data_gen's categories, so recipes' category weights apply to them unchanged: simple and
+multiple are `single`, parallel shapes `multi2`/`multi3` by their number of calls, irrelevance
+`unavailable`. The shape, the source (library or user) and masking are in the row id
+(`<seed>-<i>-g.<shape>.<source>[.masked]`) and counted in the manifest.
+
+`check(draft)` is data_gen's verification for these rows: every call names an offered tool and
+validates against its schema; every value is grounded in the request (`grounding_problem`: the value
+or one of its documented forms, `samplers.forms`); the calls round-trip through every format.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from toolcore.conversation import Conversation, Message
+from toolcore.executors import ExecutionContext, ToolResult, execute
+from toolcore.formats import ChatFormat
+from toolcore.schema import Tool, ToolCall
+from toolcore.verify import call_problem, roundtrip_problem
+
+from ..compose import CONNECT_2, CONNECT_3, UNAVAILABLE_TREES, Rejected
+from ..intents import render_canonical
+from ..surface import Piece, SurfaceConfig, tidy, wrap
+from . import library as L
+from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
+from .realise import actions, arrange, mention, request
+from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms
+
+ANSWERS = ["Done.", "All done.", "That's taken care of.", "Okay, done.", "Here you go.", "Finished, all set."]
+# after a connector ("and", ", then"): the second call of the same tool, said by what changes
+SAME_FOR = ["the same for ", "do the same for ", "same thing for ", "again for ", "also for ", "one more for "]
+
+
+@dataclass
+class Prepared:
+    """A tool compiled once: the Kind of each parameter it can draw, and what a request opens with."""
+
+    tool: Tool
+    domain: str
+    family: str
+    source: str                          # "library" or "user"
+    kinds: dict[str, Kind]
+    imperatives: list[str]
+    questions: list[str]
+    maskable: bool
+
+
+def prepare(tool: Tool, domain: str, family: str, source: str) -> Prepared:
+    """Raises Unsupported when a required parameter has a schema no sampler can draw for."""
+    kinds = {}
+    for key, spec in tool.properties.items():
+        try:
+            kinds[key] = classify(key, spec, tool.parameters)
+        except Unsupported as u:
+            if key in tool.required:
+                raise Unsupported(f"{u.reason}") from None
+    imps, qs = actions(tool.description, tool.name)
+    if not imps and not qs:                     # no description to speak from: the name, read as words
+        words = " ".join(re.findall(r"[A-Za-z]+", tool.name)).lower()
+        imps = [f"run {words or tool.name}"]
+    return Prepared(tool, domain, family, source, kinds, imps, qs, L.maskable(tool))
+
+
+@dataclass
+class GCall:
+    prepared: Prepared
+    call: ToolCall                    # as the schema names it
+    shown: ToolCall                   # as the conversation shows it (renamed when masked)
+    result: ToolResult
+
+
+@dataclass
+class GDraft:
+    conversation: Conversation
+    user_text: str
+    category: str
+    style: str
+    calls: list[GCall]
+    ctx: ExecutionContext
+    shape: str
+    source: str
+    masked: bool
+    history: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def expected_calls(self) -> list[ToolCall]:
+        return [c.shown for c in self.calls]
+
+
+class EpisodeBuilder:
+    def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
+                 max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
+                 aliases: dict[str, list[str]]):
+        self.sampler = sampler
+        self.surface = surface
+        self.shapes, self.shape_weights = list(shapes), list(shapes.values())
+        self.max_offered = max_offered
+        self.optional_share = optional_share
+        self.mask_share = mask_share
+        self.spoken_share = spoken_share
+        self.aliases = aliases
+
+    # ----- one call --------------------------------------------------------------------------------
+    def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
+        args: dict[str, Any] = {}
+        for key, kind in p.kinds.items():
+            required = key in p.tool.required
+            if not required and (kind.sem == "const" or rng.random() >= self.optional_share):
+                continue          # optional parameters are often left out, and then absent from the call
+            try:
+                args[key] = self.sampler.draw(kind, rng, eval_pool, self.optional_share)
+            except Unsupported as u:
+                if required:
+                    raise Rejected(f"general:unsupported:{u.reason}") from None
+        return order_ranges(args)
+
+    def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool) -> tuple[list[Piece], str]:
+        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases)) for k, v in args.items()], rng)
+        if p.questions and rng.random() < (0.3 if first else 0.1):
+            return request(rng.choice(p.questions), "question", details, rng)
+        mood = "statement" if rng.random() < (0.2 if first else 0.05) else "imperative"
+        return request(rng.choice(p.imperatives or p.questions), mood, details, rng)
+
+    # ----- offered tools ---------------------------------------------------------------------------
+    def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,
+                    other_domains: bool = False) -> list[Prepared]:
+        """Up to k tools that cannot serve the request (another family; another domain when asked). Drawn
+        from the split's own pool, so tools held out for validation/test never appear in training rows."""
+        families = {p.family for p in needed}
+        domains = {p.domain for p in needed}
+        pool = [p for p in pool if p.family not in families and (not other_domains or p.domain not in domains)]
+        out: list[Prepared] = []
+        same = [p for p in pool if p.domain in domains]
+        if same and not other_domains and k and rng.random() < 0.5:      # a hard negative from the same domain
+            out.append(rng.choice(same))
+        while len(out) < k and pool:
+            c = rng.choice(pool)
+            if c.family not in {o.family for o in out}:
+                out.append(c)
+            pool = [p for p in pool if p is not c]
+        return out
+
+    # ----- episodes --------------------------------------------------------------------------------
+    def build(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext) -> GDraft:
+        if not pool:
+            raise Rejected("general:no_tools")
+        shape = rng.choices(self.shapes, self.shape_weights)[0]
+        spoken = rng.random() < self.spoken_share
+        if shape == "irrelevance":
+            return self.irrelevance(rng, eval_pool, pool, ctx, spoken)
+        if shape in ("simple", "multiple"):
+            plan = [rng.choice(pool)]
+        elif shape == "parallel":
+            plan = [rng.choice(pool)] * rng.choice([2, 2, 3])
+        else:
+            firsts = rng.sample(list(pool), min(len(pool), rng.choice([2, 2, 3])))
+            if len(firsts) < 2:
+                raise Rejected("general:too_few_tools")
+            plan = firsts + ([rng.choice(firsts)] if len(firsts) == 2 and rng.random() < 0.25 else [])
+        clauses: list[list[Piece]] = []
+        calls: list[tuple[Prepared, dict[str, Any]]] = []
+        mood = ""
+        for k, p in enumerate(plan):
+            if k and p is plan[k - 1]:            # the same tool again: change at least one value
+                args, pieces = self.again(p, calls[-1][1], rng, eval_pool)
+            else:
+                args = self.draw_args(p, rng, eval_pool)
+                pieces, m = self.clause(p, args, rng, first=k == 0)
+                mood = mood or m
+            calls.append((p, args))
+            clauses.append(pieces)
+        text = wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken)
+        said = [p.text for c in clauses for p in c if p.is_slot]
+        needed = list({id(p): p for p, _ in calls}.values())
+        extra = 0
+        if shape == "multiple":
+            extra = rng.randint(1, max(1, self.max_offered - 1))
+        elif shape != "simple":
+            extra = rng.randint(0, max(0, min(2, self.max_offered - len(needed))))
+        offered = needed + self.distractors(needed, extra, rng, pool)
+        rng.shuffle(offered)
+        if shape == "multiple" and len(offered) < 2:
+            raise Rejected("general:too_few_tools")
+        draft = self.finish(text, offered, calls, shape, spoken, rng, ctx)
+        draft.meta["said"] = said
+        return draft
+
+    def again(self, p: Prepared, prev: dict[str, Any], rng: random.Random, eval_pool: bool
+              ) -> tuple[dict[str, Any], list[Piece]]:
+        """A second call of the same tool: one or two values changed, said as "the same for X" or in full."""
+        keys = [k for k in prev if p.kinds[k].sem != "const"]
+        if not keys:
+            raise Rejected("general:parallel_nothing_to_vary")
+        changed = rng.sample(keys, 1 if len(keys) == 1 or rng.random() < 0.8 else 2)
+        args = dict(prev)
+        for key in changed:
+            for _ in range(8):
+                args[key] = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
+                if args[key] != prev[key]:
+                    break
+            else:
+                raise Rejected("general:parallel_no_variation")
+        args = order_ranges(args)
+        if rng.random() < 0.6:
+            details = arrange([(p.kinds[k], mention(p.kinds[k], args[k], rng, self.aliases)) for k in changed], rng)
+            out: list[Piece] = [Piece(rng.choice(SAME_FOR).lstrip(" ,"))]
+            for d_i, d in enumerate(details):
+                out += ([Piece(" ")] if d_i else []) + d
+            return args, out
+        pieces, _ = self.clause(p, args, rng, first=False)
+        return args, pieces
+
+    def irrelevance(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext,
+                    spoken: bool) -> GDraft:
+        wanted = rng.choice(pool)
+        args = self.draw_args(wanted, rng, eval_pool)
+        pieces, mood = self.clause(wanted, args, rng, first=True)
+        text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
+        offered = self.distractors([wanted], rng.randint(1, max(1, self.max_offered - 1)), rng, pool, other_domains=True)
+        if not offered:
+            raise Rejected("general:too_few_tools")
+        cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
+        draft = self.finish(text, offered, [], "irrelevance", spoken, rng, ctx)
+        draft.meta["said"] = [p.text for p in pieces if p.is_slot]
+        answer = tidy(render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": cap}, rng))
+        draft.conversation.messages[-1] = Message.text("assistant", answer)
+        return draft
+
+    def finish(self, text: str, offered: list[Prepared], calls: list[tuple[Prepared, dict[str, Any]]], shape: str,
+               spoken: bool, rng: random.Random, ctx: ExecutionContext) -> GDraft:
+        tools = [p.tool for p in offered]
+        masked = bool(tools) and all(p.maskable for p in offered) and rng.random() < self.mask_share
+        renames: dict[str, tuple[str, dict[str, str]]] = {}
+        if masked:
+            tools, renames = L.mask(tools, rng)
+        gcalls = []
+        for p, args in calls:
+            call = ToolCall(p.tool.name, args)
+            shown = L.rename_call(call, renames) if masked else call
+            shown_tool = next(t for t in tools if t.name == shown.name)
+            result = execute(shown_tool, shown.arguments, ctx)
+            gcalls.append(GCall(p, call, shown, result))
+        messages = [Message.text("user", text)]
+        if gcalls:
+            messages.append(Message("assistant", [], [g.shown for g in gcalls]))
+            messages += [Message.text("tool", g.result.to_json(), name=g.shown.name) for g in gcalls]
+        messages.append(Message.text("assistant", rng.choice(ANSWERS)))
+        n = len(gcalls)
+        category = {0: "unavailable", 1: "single", 2: "multi2"}.get(n, "multi3")
+        source = "user" if any(p.source == "user" for p in offered) else "library"
+        return GDraft(Conversation(messages, tools), text, category, "spoken" if spoken else "text", gcalls, ctx,
+                      shape, source, masked)
+
+
+def join(clauses: list[list[Piece]], rng: random.Random) -> list[Piece]:
+    if len(clauses) == 1:
+        return clauses[0]
+    if len(clauses) == 2:
+        glue = [rng.choice(CONNECT_2)]
+    else:
+        a, b = rng.choice(CONNECT_3)
+        glue = [a, b] + [b] * (len(clauses) - 3)
+    out = list(clauses[0])
+    for g, c in zip(glue, clauses[1:]):
+        if c and c[0].text.startswith(("and ", ", and")) and g.strip(" ,.;").lower() in ("and", "and then", "and also"):
+            g = ", "                              # "X and and the same for Y"
+        out += [Piece(g)] + c
+    return out
+
+
+def order_ranges(args: dict[str, Any]) -> dict[str, Any]:
+    """min_x <= max_x, start <= end: a range the user asks for is never upside down."""
+    pairs = [("min", "max"), ("start", "end"), ("from", "to"), ("lower", "upper"), ("low", "high")]
+    for a, b in pairs:
+        for key in list(args):
+            other = b + key[len(a):]
+            if not key.startswith(a + "_") or other not in args:
+                continue
+            x, y = args[key], args[other]
+            numbers = isinstance(x, (int, float)) and not isinstance(x, bool) and type(x) is type(y)
+            iso = isinstance(x, str) and isinstance(y, str) and bool(re.match(r"\d", x)) and bool(re.match(r"\d", y))
+            if (numbers or iso) and x > y:
+                args[key], args[other] = y, x
+    return args
+
+
+# ----- verification -----------------------------------------------------------------------------------
+def _present(form: str, text: str) -> bool:
+    """`form` appears in `text` as a whole token run (case-insensitive): "5" is not in "15" or "2025-05-14"."""
+    return re.search(r"(?<![\w.:/-])" + re.escape(form.lower()) + r"(?![\w/]|[.:-]\d)", text) is not None
+
+
+def grounding_problem(kind: Kind, value: Any, text: str, aliases: dict[str, list[str]], *, alone: bool = True) -> bool:
+    """True when `value` (of `kind`) is not said in `text` (lowercased) in any of its accepted forms.
+    `alone`: no other call of the request has this parameter, so a boolean said both ways is a contradiction."""
+    if kind.sem == "const":
+        return False               # fixed by the schema: nothing for the user to say
+    if kind.sem == "array":
+        return any(grounding_problem(kind.items, v, text, aliases, alone=alone) for v in value)   # type: ignore[arg-type]
+    if kind.sem == "object":
+        return any(k not in kind.fields or grounding_problem(kind.fields[k], v, text, aliases, alone=alone)
+                   for k, v in value.items())
+    if isinstance(value, bool):
+        said = any(_present(f, text) for f in bool_forms(kind.noun, value))
+        contradicted = alone and any(_present(f, text) for f in bool_forms(kind.noun, not value))
+        return not said or contradicted
+    return not any(_present(f, text) for f in forms(kind, value, aliases))
+
+
+def check(draft: GDraft, text: str, formats: Sequence[ChatFormat], aliases: dict[str, list[str]]) -> str | None:
+    """The first reason `draft` (with user request `text`) must not be kept, or None."""
+    offered = {t.name: t for t in draft.conversation.tools}
+    low = text.lower()
+    uses = [g.call.name for g in draft.calls]
+    for g in draft.calls:
+        problem = call_problem(g.shown, offered)
+        if problem:
+            return f"general:{problem}"
+        for key, value in g.call.arguments.items():
+            kind = g.prepared.kinds.get(key)
+            if kind is None or grounding_problem(kind, value, low, aliases, alone=uses.count(g.call.name) == 1):
+                return "general:ungrounded"
+    return roundtrip_problem(draft.expected_calls, formats) and "general:roundtrip"

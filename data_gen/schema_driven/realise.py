@@ -1,0 +1,210 @@
+"""Requests realised from a schema: general grammar over the tool's own text, nothing per tool.
+
+The description becomes the action ("Convert an amount of money between two currencies" -> "convert
+an amount of money between two currencies"; "Gets the current stock price" -> "get the current stock
+price"; a noun phrase "The factorial of a number" -> "what is the factorial of a number" / "find the
+factorial of a number"), or the tool's name read as words ("convert_currency" -> "convert currency").
+Each mentioned parameter becomes a short phrase built from its Kind: a direction word where its name
+has one ("from USD", "to EUR"), a preposition its kind takes ("in Paris", "on March 14, 2026", "at
+2:30 PM"), or its noun from the name/description ("with amount 250", "priority: high", "using 3 as
+the number of guests"). Parameters come in a random order, free text (a message, a query) last.
+
+Everything is returned as `surface.Piece`s with values flagged, so the shared surface machinery
+(politeness, fillers, typos, casing) never touches a value.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from ..surface import Piece
+from .samplers import Kind, bool_forms, forms
+
+# base-form verbs a description may open with (third person "Gets" is reduced to "get")
+VERBS = set("""
+add analyze analyse apply approve archive assign book calculate cancel change check classify clear close
+compare compute convert count create decode delete describe detect download encode estimate evaluate
+export extract fetch filter find forecast format generate get identify import list locate log look lookup
+make measure merge monitor move normalize notify open order parse pause play plan post predict preview print
+query rank rate read record recommend register reload remove rename render reorder report request
+reserve reset resize restart restore resume retrieve return reverse round run save scan schedule score
+search select send set share simulate solve sort split start stop stream submit subscribe summarize
+summarise suggest switch sync tag test toggle track transfer translate turn unlock unsubscribe update
+upload validate verify view vote watch lock enable disable adjust mute dim brighten water feed rent
+hire invite join leave pay charge refund transcribe tokenize hash ping trace resolve quote
+block buy reply enroll place advise explain conjugate work approximate change show reserve suggest
+identify look predict spell draw invert scale split plan order add rate rent call dial text email
+""".split())
+NOUN_OPENERS = ["get", "find", "look up", "tell me", "give me", "show me", "fetch"]
+QUESTION_OPENERS = ["what is", "what's", "what are", "do you know", "can you tell me"]
+IMPERATIVE_LEADS = ["", "", "", "", "", "", "help me "]   # politeness comes from surface.wrap
+STATEMENT_LEADS = ["I need to ", "I want to ", "I'd like to ", "I have to ", "I'm trying to ", "let's "]
+GENERIC_MENTION = ["with {n} {v}", "{n} {v}", "{n}: {v}", "{n} of {v}", "where the {n} is {v}",
+                   "using {v} as the {n}", "{n} set to {v}", "with the {n} set to {v}", "for {n} {v}",
+                   "{n} = {v}", "the {n} being {v}"]
+KIND_MENTION = {
+    "city": ["in {v}", "for {v}", "in {v}", "{n} {v}"], "country": ["in {v}", "for {v}", "{n} {v}"],
+    "person": ["for {v}", "{n} {v}", "with {v}"], "date": ["on {v}", "for {v}", "{n} {v}"],
+    "datetime": ["on {v}", "for {v}", "{n} {v}"], "time": ["at {v}", "{n} {v}"],
+    "currency": ["in {v}", "{n} {v}"], "language": ["in {v}", "into {v}"], "language_code": ["in {v}", "into {v}"],
+    "title": ["for {v}", "called {v}", "{n} {v}"], "query": ["about {v}", "for {v}", "on {v}", "{n} {v}"],
+    "message": ["saying {v}", "that says {v}", "{n}: {v}"], "email": ["to {v}", "{n} {v}", "at {v}"],
+    "room": ["in the {v}", "{n} {v}"], "airport": ["at {v}", "{n} {v}"], "team": ["for the {v}", "{n} {v}"],
+}
+ROLE_MENTION = {"from": ["from {v}", "from {v}", "{n} {v}"], "to": ["to {v}", "to {v}", "into {v}", "{n} {v}"]}
+ROLE_KINDS = {"city", "country", "currency", "language", "language_code", "airport", "date", "datetime", "time",
+              "person", "email", "address", "generic", "int", "number", "year", "count"}
+_SENTENCE = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z])")
+
+
+def first_sentence(desc: str) -> str:
+    text = _SENTENCE.split(desc.strip())[0].strip().rstrip(".").strip()
+    text = re.sub(r"\s*\([^)]*\)", "", text)                 # parentheticals are for the model, not the user
+    return re.sub(r"\s+", " ", text)
+
+
+def base_verb(word: str) -> str | None:
+    w = word.lower()
+    if w in VERBS:
+        return w
+    for cut, add in (("ies", "y"), ("es", ""), ("s", "")):
+        if w.endswith(cut) and (w[: -len(cut)] + add) in VERBS:
+            return w[: -len(cut)] + add
+    return None
+
+
+def actions(description: str, tool_name: str) -> tuple[list[str], list[str]]:
+    """(imperative actions, question forms) a request may open with; both may be empty."""
+    text = first_sentence(description)
+    words = text.split()
+    imperative: list[str] = []
+    question: list[str] = []
+    if words and len(words) <= 18:
+        verb = base_verb(words[0])
+        rest = " ".join(words[1:])
+        rest = rest[:1].lower() + rest[1:] if rest[:2] != rest[:2].upper() else rest
+        if verb == "return" and rest:
+            imperative += [f"get {rest}", f"give me {rest}", f"tell me {rest}"]
+        elif verb and rest:
+            imperative.append(f"{verb} {rest}")
+        elif verb:
+            imperative.append(verb)
+        elif words[0].lower() not in ("this", "use", "used", "a", "an", "it", "tool", "function", "api"):
+            np = text[:1].lower() + text[1:] if not words[0].isupper() else text
+            imperative += [f"{o} {np}" for o in NOUN_OPENERS]
+            question += [f"{o} {np}" for o in QUESTION_OPENERS]
+        elif words[0].lower() in ("a", "an"):
+            np = text[:1].lower() + text[1:]
+            imperative += [f"{o} {np}" for o in ("get", "find", "give me")]
+    ws = [w for w in re.split(r"[^A-Za-z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", tool_name)) if w]
+    ws = [w.lower() for w in ws]
+    if len(ws) >= 2 and base_verb(ws[0]) and all(w.isalpha() for w in ws):
+        imperative.append(" ".join([base_verb(ws[0]) or ws[0]] + ws[1:]))
+    return imperative, question
+
+
+def scalar_said(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]]) -> str:
+    options = forms(kind, value, aliases)
+    if kind.unit and isinstance(value, (int, float)) and not isinstance(value, bool) and rng.random() < 0.7:
+        return rng.choice(options[-len(kind.unit):])
+    # the written value most of the time: it is the easy one to copy, as in the built-in slots
+    return options[0] if len(options) == 1 or rng.random() < 0.55 else rng.choice(options[1:])
+
+
+def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
+    if len(parts) == 1:
+        return parts[0]
+    last = rng.choice([" and ", ", and ", " and ", " & "]) if len(parts) > 1 else ""
+    out: list[Piece] = []
+    for k, p in enumerate(parts):
+        if k:
+            out.append(Piece(last if k == len(parts) - 1 else ", "))
+        out += p
+    return out
+
+
+def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]]) -> list[Piece]:
+    """How the user says one value: a list as "A, B and C", an object as its fields' mentions."""
+    if kind.sem == "array":
+        return join_list([value_pieces(kind.items, v, rng, aliases) for v in value], rng)   # type: ignore[arg-type]
+    if kind.sem == "object":
+        parts = [mention(kind.fields[k], v, rng, aliases, plain=True) for k, v in value.items()]
+        parts = [p for p in parts if p]
+        return join_list(parts, rng) if parts else [Piece("defaults")]
+    return [Piece(scalar_said(kind, value, rng, aliases), is_slot=True, free_text=kind.sem == "message")]
+
+
+def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]], *,
+            plain: bool = False) -> list[Piece]:
+    """One parameter's phrase; [] for a const (the schema fixes it: nothing to say)."""
+    if kind.sem == "const":
+        return []
+    if kind.sem == "bool":
+        return [Piece(rng.choice(bool_forms(kind.noun, value)[:4]), is_slot=True)]
+    said = value_pieces(kind, value, rng, aliases)
+    if kind.sem == "object":
+        template = rng.choice(["with {n}: {v}", "{n} with {v}", "{n} ({v})"]) if not plain else "{n} {v}"
+    elif kind.sem == "array":
+        template = rng.choice(["for {v}", "{n} {v}", "with {n} {v}", "{n}: {v}"])
+    elif plain:
+        template = rng.choice(["{n} {v}", "{n} of {v}", "{n} {v}"])
+    elif kind.role and kind.sem in ROLE_KINDS and rng.random() < 0.75:
+        template = rng.choice(ROLE_MENTION[kind.role])
+    elif kind.sem == "enum" and rng.random() < 0.4:
+        template = rng.choice(["{v} {n}", "in {v} {n}", "{n} {v}"])
+    elif kind.sem in KIND_MENTION and rng.random() < 0.7:
+        template = rng.choice(KIND_MENTION[kind.sem])
+    elif kind.unit and isinstance(value, (int, float)) and rng.random() < 0.6:
+        template = rng.choice(["{v}", "for {v}", "of {v}"])
+    else:
+        template = rng.choice(GENERIC_MENTION)
+    before, _, after = template.partition("{v}")
+    out = []
+    if before:
+        out.append(Piece(before.replace("{n}", kind.noun)))
+    out += said
+    if after:
+        out.append(Piece(after.replace("{n}", kind.noun)))
+    return out
+
+
+def arrange(mentions: list[tuple[Kind, list[Piece]]], rng: random.Random) -> list[list[Piece]]:
+    """Random order, free text last (nothing may follow "saying I'm late": it would read as the message)."""
+    order = list(mentions)
+    rng.shuffle(order)
+    order.sort(key=lambda m: m[0].sem == "message")
+    return [m for _, m in order if m]
+
+
+def glue(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
+    """Mentions joined the way people list details: spaces, commas, "and"."""
+    out: list[Piece] = []
+    style = rng.random()
+    for k, p in enumerate(parts):
+        if k:
+            if style < 0.5:
+                sep = " "
+            elif style < 0.8:
+                sep = ", "
+            else:
+                sep = " and " if k == len(parts) - 1 else ", "
+            if p and p[0].text.startswith("and "):
+                sep = " " if sep == " and " else sep
+            out.append(Piece(sep))
+        out += p
+    return out
+
+
+def request(action: str, mood: str, details: list[list[Piece]], rng: random.Random) -> tuple[list[Piece], str]:
+    """Action + details, in one of the moods `surface.wrap` knows; returns (pieces, mood)."""
+    body = glue(details, rng)
+    sep = [Piece(" ")] if body else []
+    if mood == "statement":
+        return [Piece(rng.choice(STATEMENT_LEADS) + action)] + sep + body, "statement"
+    if mood == "question":
+        return [Piece(action)] + sep + body, "question"
+    if body and rng.random() < 0.15 and not any(p.free_text for p in body):
+        return body + [Piece(rng.choice([", ", ": ", " - "]) + action)], "imperative"
+    return [Piece(rng.choice(IMPERATIVE_LEADS) + action)] + sep + body, "imperative"
