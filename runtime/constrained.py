@@ -70,6 +70,14 @@ class CallConstraint:
         compiled = self.compiled(tools)
         return self.xgr.GrammarMatcher(compiled) if compiled is not None else None
 
+    def force_start(self, logits: Any, rows: Sequence[int]) -> None:
+        """Rows that must open a call now (tool_choice required / a named tool): only `call_start`.
+        Where the marker is not one token (a base model without tool tokens) nothing is forced."""
+        if self.start_id is not None and rows:
+            keep = logits[list(rows), self.start_id].clone()
+            logits[list(rows)] = float("-inf")
+            logits[list(rows), self.start_id] = keep
+
     def mask(self, logits: Any, matchers: Sequence[Any | None], block_start: Sequence[bool]) -> None:
         """Mask `logits` (rows x vocab) in place: the grammar's mask for rows writing a call, and no
         call start for rows flagged in `block_start` (free text of a case that offers no tools)."""

@@ -135,6 +135,9 @@ class ToolLoopEngine:
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self.call_start = getattr(fmt, "call_start", "")
+        # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
+        # for a caller that runs them itself (the OpenAI server returns them to its client)
+        self.hand_back: Callable[[Conversation, list[ToolCall]], bool] | None = None
         self.constraint = None
         if self.cfg.constrained and self.call_start:
             from .constrained import CallConstraint
@@ -178,6 +181,9 @@ class ToolLoopEngine:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
                                          [not r.conv.tools and not r.in_call for r in rows])
+                    # conv.meta["tool_choice"] "required" or a tool's name: the turn must open with a call
+                    self.constraint.force_start(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
+                                                         and r.conv.meta.get("tool_choice", "auto") != "auto"])
                     self.timing.constrain_s += time.perf_counter() - t0
                 next_ids = self._sample(logits, gen)
                 finished: list[_Row] = []
@@ -198,6 +204,8 @@ class ToolLoopEngine:
                     parsed = self.fmt.parse(text) if text else None
                     if ended and not (parsed and parsed.calls):
                         self._close(r, "end_of_turn", t_start)
+                    elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
+                        self._close(r, "tool_calls", t_start)
                     elif parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])):
                         # the turn ended with calls (or an inline call finished): run them, feed results
                         for ev in self._run_tools(r, t_start, text, parsed):
@@ -238,7 +246,9 @@ class ToolLoopEngine:
             if tail.endswith(self.fmt.call_end):
                 r.in_call, r.matcher = False, None
         elif tail.endswith(self.call_start):
-            r.in_call, r.matcher = True, self.constraint.start(r.conv.tools)
+            choice = r.conv.meta.get("tool_choice", "auto")    # a named tool: only its calls are valid
+            tools = [t for t in r.conv.tools if t.name == choice] or r.conv.tools
+            r.in_call, r.matcher = True, self.constraint.start(tools)
         self.timing.constrain_s += time.perf_counter() - t0
 
     def _prefill(self, rows: list[_Row]):
