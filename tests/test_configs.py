@@ -9,6 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.utils import get_class, instantiate
+import yaml
 from omegaconf import OmegaConf
 
 from data_gen.config import DataGenConfig
@@ -58,6 +59,17 @@ def test_eval_model_configs_compose_and_bind(model):
     inspect.signature(target).bind(**kwargs)      # every key is an argument of the class it builds
     if model == "symbolic":
         assert instantiate(cfg.model).name == "symbolic"
+
+
+@pytest.mark.parametrize("model", [m for m in MODELS if m != "hf" and (CONFIGS / "family" / f"{m}.yaml").exists()])
+def test_a_family_is_described_once(model):
+    """Base model, format and dtype of a family live in configs/family/<name>.yaml only: the eval model
+    config composes that file (the one training reads) and restates none of them."""
+    raw = yaml.safe_load((CONFIGS / "model" / f"{model}.yaml").read_text())
+    assert not {k for k in ("path", "format", "dtype") if raw.get(k) is not None}, "restated in configs/model"
+    family = yaml.safe_load((CONFIGS / "family" / f"{model}.yaml").read_text())
+    composed = load("eval", [f"model={model}"]).model.family
+    assert {k: composed[k] for k in ("path", "format", "dtype")} == {k: family[k] for k in ("path", "format", "dtype")}
 
 
 def test_offline_default_model_instantiates():

@@ -261,6 +261,24 @@ def test_reloaded_and_merged_adapters_generate_the_same(setup, straight):
     assert gen(*load_model_and_tokenizer(str(root / "merged"))) == merged
 
 
+def test_adapter_names_its_base_and_format(setup, straight):
+    """The adapter's toolcall_family.json says what it was trained on: a model config with no base or
+    format (model=hf) loads it right, and a family that contradicts it fails naming both values."""
+    from runtime.models import HFModel
+    from toolcore.errors import ToolkitError
+    from toolcore.run_record import read_family_record
+
+    _, out = straight
+    record = read_family_record(out / "adapter")
+    assert record["format"] == FMT.name and Path(record["path"]).exists()
+    m = HFModel(adapter=str(out / "adapter"), generation={"max_new_tokens": 8})
+    assert m.fmt.name == FMT.name and m.source.path == record["path"]
+    with pytest.raises(ToolkitError, match=r"model.format is 'qwen2_5' but .* says format 'generic'"):
+        HFModel(adapter=str(out / "adapter"), format="qwen2_5")
+    with pytest.raises(ToolkitError, match=r"family 'other' .* says path"):
+        HFModel(adapter=str(out / "adapter"), family={"name": "other", "path": "/elsewhere", "format": "generic"})
+
+
 @pytest.mark.parametrize("sync", [True, False])
 def test_data_parallel_two_ranks(setup, sync):
     """torchrun starts two real gloo processes; with sync their LoRA weights stay identical."""

@@ -93,6 +93,18 @@ def load_tokenizer(path: str, *, trust_remote_code: bool = False) -> Any:
                            fix="give a local folder, a reachable hub id, or model=smollm2 (offline)") from e
 
 
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def resolve_dtype_name(dtype: str, device: str) -> str:
+    """`auto`: bfloat16 on GPUs, float32 on CPUs (bf16 weights are slow or lossy for CPU inference)."""
+    if dtype == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    if dtype not in DTYPES:
+        raise ToolkitError(f"unknown dtype {dtype!r}", field="dtype", fix=f"use {', '.join(DTYPES)} or auto")
+    return dtype
+
+
 def resolve_device(device: str = "auto") -> str:
     """`auto`: the GPU when there is one, else the CPU; anything else is passed to torch as given,
     except a GPU that is not there, which fails here rather than deep inside torch."""
@@ -107,6 +119,7 @@ def resolve_device(device: str = "auto") -> str:
 
 
 def load_causal_lm(path: str, *, dtype: str = "float32", trust_remote_code: bool = False, device: str = "cpu") -> Any:
+    dtype = resolve_dtype_name(dtype, device)
     import torch
     from transformers import AutoModelForCausalLM
 

@@ -27,7 +27,8 @@ class FamilyConfig:
     path: str = "smollm2"
     # the family's tool format: qwen2_5 | qwen3 | lfm2 | ovis2_5 | generic
     format: str = "generic"
-    # float32 on CPU (bf16 is very slow without AVX-512 BF16); bfloat16 on GPUs
+    # weights' dtype, for training and for every stage that loads the family: float32 on CPU (bf16 is
+    # slow without AVX-512 BF16), bfloat16 on GPUs, or auto (bfloat16 on a GPU, else float32)
     dtype: str = "float32"
     trust_remote_code: bool = False
     # LoRA target modules: "all-linear" or a regex over module names. A regex anchors targets where
@@ -157,8 +158,8 @@ class TrainConfig:
             raise _bad("family.format", f"unknown format {self.family.format!r}", f"use one of {list(FORMATS)}")
         if self.family.new_token_init not in ("mean", "description"):
             raise _bad("family.new_token_init", f"unknown init {self.family.new_token_init!r}", "use mean or description")
-        if self.family.dtype not in ("float32", "bfloat16", "float16"):
-            raise _bad("family.dtype", f"unknown dtype {self.family.dtype!r}", "use float32, bfloat16 or float16")
+        if self.family.dtype not in ("float32", "bfloat16", "float16", "auto"):
+            raise _bad("family.dtype", f"unknown dtype {self.family.dtype!r}", "use float32, bfloat16, float16 or auto")
         if self.training.bf16_autocast and self.family.dtype == "float16":
             raise _bad("training.bf16_autocast", "bf16 autocast over float16 weights mixes two half formats",
                        "set family.dtype=float32 (or bfloat16)")

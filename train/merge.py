@@ -11,18 +11,16 @@ import sys
 from pathlib import Path
 
 from toolcore.errors import ToolkitError
+from toolcore.run_record import read_family_record, write_family_record
 
 
 def merge(adapter: str | Path, out: str | Path, base: str | None = None) -> Path:
     from runtime.models.hf import load_model_and_tokenizer
 
     adapter = Path(adapter)
+    record = read_family_record(adapter) or {}
     if base is None:
-        meta = adapter.parent / "metrics.json"
-        if meta.exists():
-            base = json.loads(meta.read_text())["base_model"]
-        else:
-            base = json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"]
+        base = record.get("path") or json.loads((adapter / "adapter_config.json").read_text())["base_model_name_or_path"]
     model, tok = load_model_and_tokenizer(base, adapter=str(adapter), merge_adapter=True)
     meta = adapter.parent / "metrics.json"
     fmt = json.loads(meta.read_text()).get("format") if meta.exists() else None
@@ -33,6 +31,8 @@ def merge(adapter: str | Path, out: str | Path, base: str | None = None) -> Path
     out = Path(out)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
+    # the merged folder is its own base now; its format and dtype carry over (model=hf model.path=<out>)
+    write_family_record(out, {**record, "path": str(out)})
     return out
 
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from toolcore.chat_template import attach_chat_template
 from toolcore.files import write_text_atomic
 from toolcore.formats import get_format
-from toolcore.hub import load_causal_lm, load_tokenizer, resolve_model_path
+from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, resolve_model_path
+from toolcore.run_record import write_family_record
 
 from .config import TrainConfig
 from .data import Collator, data_hash, eval_cases, tokenize_split
@@ -81,7 +83,9 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
 
     fmt = get_format(cfg.family.format)
     tok = load_tokenizer(cfg.family.path, trust_remote_code=cfg.family.trust_remote_code)
-    model = load_causal_lm(cfg.family.path, dtype=cfg.family.dtype, trust_remote_code=cfg.family.trust_remote_code)
+    cuda = torch.cuda.is_available()
+    dtype = resolve_dtype_name(cfg.family.dtype, "cuda" if cuda else "cpu")   # auto: bf16 on GPUs, fp32 on CPUs
+    model = load_causal_lm(cfg.family.path, dtype=dtype, trust_remote_code=cfg.family.trust_remote_code)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     new_ids = add_tool_tokens(model, tok, fmt, cfg.family.new_token_init)
@@ -92,7 +96,6 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     cases = eval_cases(cfg.data) if cfg.training.eval_every or cfg.data.eval_cases else []
     t = cfg.training
     evaluating = t.eval_every > 0 and bool(cases)
-    cuda = torch.cuda.is_available()
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"), per_device_train_batch_size=t.batch_size,
         gradient_accumulation_steps=t.grad_accum, learning_rate=t.learning_rate, num_train_epochs=t.epochs,
@@ -106,7 +109,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         remove_unused_columns=False, use_cpu=not cuda,
         ddp_backend="gloo" if not cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1 else None,
         ddp_find_unused_parameters=False, activation_checkpointing=t.gradient_checkpointing,
-        bf16=t.bf16_autocast or (cfg.family.dtype == "bfloat16" and cuda), dataloader_num_workers=0, save_only_model=False,
+        bf16=t.bf16_autocast or (dtype == "bfloat16" and cuda), dataloader_num_workers=0, save_only_model=False,
     )
     trainer = ToolTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=train_ds.select(range(1)),
                           data_collator=Collator(tok.pad_token_id, t.pad_to_multiple_of), processing_class=tok, fmt=fmt, f1_cases=cases,
@@ -129,6 +132,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         # the model what it was trained on (toolcore/chat_template.py)
         attach_chat_template(tok, fmt)
         tok.save_pretrained(str(adapter))
+        write_family_record(adapter, asdict(cfg.family))   # eval/serve read base model + format from it
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
         metrics = {
             "base_model": cfg.family.path, "base_model_folder": resolve_model_path(cfg.family.path),

@@ -22,14 +22,12 @@ from toolcore.errors import ToolkitError
 
 
 def resolve_dtype(dtype: str, device: str) -> Any:
-    """`auto`: bfloat16 on GPUs, float32 on CPUs (bf16 matmuls are very slow without AVX-512 BF16)."""
+    """The torch dtype for a family/model dtype name (`auto`: bfloat16 on GPUs, float32 on CPUs)."""
     import torch
 
-    if dtype == "auto":
-        dtype = "bfloat16" if device.startswith("cuda") else "float32"
-    if dtype not in ("float32", "bfloat16", "float16"):
-        raise ToolkitError(f"unknown dtype {dtype!r}", field="dtype", fix="use float32, bfloat16, float16 or auto")
-    return getattr(torch, dtype)
+    from toolcore.hub import resolve_dtype_name
+
+    return getattr(torch, resolve_dtype_name(dtype, device))
 
 
 def model_source(path: str | Path, field: str = "family.path") -> str | Path:

@@ -4,15 +4,16 @@ rendered and parsed with its family's format and decoded by the live tool-loop e
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from toolcore.errors import ToolkitError
 from toolcore.formats import get_format
-from toolcore.hub import load_causal_lm, load_tokenizer, resolve_device
+from toolcore.hub import load_causal_lm, load_tokenizer, resolve_device, resolve_dtype_name
 from toolcore.suites import Case
 
 from ..engine import GenerationConfig, ToolLoopEngine
 from .base import Prediction
+from .source import resolve_source
 
 
 def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_adapter: bool = True,
@@ -46,18 +47,25 @@ def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_ada
 
 
 class HFModel:
-    def __init__(self, path: str, format: str, name: str | None = None, adapter: str | None = None,
-                 merge_adapter: bool = True, dtype: str = "float32", trust_remote_code: bool = False,
-                 generation: dict | None = None, threads: int | None = None, device: str = "auto"):
+    """`family` is the configs/family/<name>.yaml node (the same file training reads); `path`, `format`
+    and `dtype` override it, and an adapter's own training record beats the family (runtime/models/source.py)."""
+
+    def __init__(self, path: str | None = None, format: str | None = None, name: str | None = None,
+                 adapter: str | None = None, merge_adapter: bool = True, dtype: str | None = None,
+                 trust_remote_code: bool = False, generation: dict | None = None, threads: int | None = None,
+                 device: str = "auto", family: Mapping[str, Any] | None = None):
         import torch
 
         if threads:
             torch.set_num_threads(threads)
-        self.fmt = get_format(format)
-        self.name = name or Path(path).name + ("+adapter" if adapter else "")
-        self.model, self.tokenizer = load_model_and_tokenizer(path, adapter=adapter, merge_adapter=merge_adapter,
-                                                              dtype=dtype, trust_remote_code=trust_remote_code,
-                                                              device=device)
+        src = resolve_source(family=family, path=path, format=format, dtype=dtype, adapter=adapter)
+        self.source = src
+        self.fmt = get_format(src.format)
+        self.name = name or Path(src.path).name + ("+adapter" if adapter else "")
+        device = resolve_device(device)
+        self.model, self.tokenizer = load_model_and_tokenizer(src.path, adapter=adapter, merge_adapter=merge_adapter,
+                                                              dtype=resolve_dtype_name(src.dtype, device),
+                                                              trust_remote_code=trust_remote_code, device=device)
         self.engine = ToolLoopEngine(self.model, self.tokenizer, self.fmt, GenerationConfig(**(generation or {})))
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:

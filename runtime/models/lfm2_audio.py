@@ -249,22 +249,27 @@ class LFM2AudioModel:
     last user message, or (for a speech dataset loaded as text cases) the row's `user_audio` column
     resolved against `audio_root`."""
 
-    def __init__(self, path: str, name: str | None = None, adapter: str | None = None, merge_adapter: bool = True,
-                 format: str = "lfm2", device: str = "auto", dtype: str = "auto", speak: bool = True,
+    def __init__(self, path: str | None = None, name: str | None = None, adapter: str | None = None,
+                 merge_adapter: bool = True, format: str | None = None, device: str = "auto",
+                 dtype: str | None = None, speak: bool = True,
                  max_new_tokens: int = 512, max_tool_calls: int = 4, tool_timeout_s: float = 5.0,
                  text_temperature: float | None = None, text_top_k: int | None = None,
                  audio_temperature: float | None = None, audio_top_k: int | None = None,
                  audio_dir: str | None = None, audio_root: str | None = None, seed: int = 0,
-                 threads: int | None = None):
+                 threads: int | None = None, family: Any = None):
         import torch
 
         from toolcore.hub import resolve_device
         from ..lfm2_audio import audio_decoder, load_model, load_processor, resolve_dtype
+        from .source import resolve_source
 
         if threads:
             torch.set_num_threads(threads)
         self.device = resolve_device(device)
-        self.fmt = get_format(format)
+        # the family (configs/family/lfm2_audio.yaml, also training's) names the checkpoint, format and dtype
+        src = resolve_source(family=family, path=path, format=format, dtype=dtype, adapter=adapter, default_dtype="auto")
+        path, dtype = src.path, src.dtype
+        self.fmt = get_format(src.format)
         self.name = name or Path(str(path)).name + ("+adapter" if adapter else "")
         self.proc = load_processor(path, device=self.device, field="model.path")
         self.model = load_model(path, device=self.device, dtype=resolve_dtype(dtype, self.device), adapter=adapter,

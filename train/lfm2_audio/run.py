@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import asdict
 from statistics import mean
 from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
+from toolcore.run_record import write_family_record
 from toolcore.formats import get_format
 
 from ..config import TrainConfig
@@ -246,6 +248,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         peft_model.peft_config["default"].base_model_name_or_path = cfg.family.path
         peft_model.save_pretrained(str(adapter), save_embedding_layers=False)
         proc.text.save_pretrained(str(adapter))
+        write_family_record(adapter, asdict(cfg.family))   # eval/serve read base model + format from it
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
         metrics = {
             "family": "lfm2_audio", "base_model": cfg.family.path, "format": fmt.name, "dataset": cfg.data.path,
