@@ -38,8 +38,13 @@ class FamilyConfig:
     # "description": the mean embedding of the token's words ("tool call start")
     new_token_init: str = "description"
     # which training path: causal_lm (any Hugging Face causal LM) or lfm2_audio (LiquidAI's
-    # LFM2-Audio through the liquid-audio package: speech in, calls and spoken answers out)
+    # LFM2-Audio through the liquid-audio package: speech in, calls and spoken answers out), or ovis
+    # (Ovis2.5 / native Ovis2 on vision tool-use data: train/ovis/)
     kind: str = "causal_lm"
+    # ovis only: a regex over the vision tower's modules that LoRA also adapts (empty: the tower is frozen)
+    vision_lora_targets: str = ""
+    # ovis only: train the visual embedding table in full (saved with the adapter)
+    train_visual_embeddings: bool = False
 
 
 @dataclass
@@ -163,8 +168,11 @@ class TrainConfig:
         if self.training.bf16_autocast and self.family.dtype == "float16":
             raise _bad("training.bf16_autocast", "bf16 autocast over float16 weights mixes two half formats",
                        "set family.dtype=float32 (or bfloat16)")
-        if self.family.kind not in ("causal_lm", "lfm2_audio"):
-            raise _bad("family.kind", f"unknown kind {self.family.kind!r}", "use causal_lm or lfm2_audio")
+        if self.family.kind not in ("causal_lm", "lfm2_audio", "ovis"):
+            raise _bad("family.kind", f"unknown kind {self.family.kind!r}", "use causal_lm, lfm2_audio or ovis")
+        if self.family.kind != "ovis" and (self.family.vision_lora_targets or self.family.train_visual_embeddings):
+            raise _bad("family.vision_lora_targets", "vision settings apply to family.kind=ovis only",
+                       "leave vision_lora_targets empty and train_visual_embeddings false")
         if min(self.training.text_loss_weight, self.training.audio_loss_weight) < 0 or \
                 self.training.text_loss_weight == self.training.audio_loss_weight == 0:
             raise _bad("training.text_loss_weight", "loss weights must be >= 0 and not both 0",

@@ -72,6 +72,9 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     if cfg.family.kind == "lfm2_audio":   # speech in, calls + spoken answers out: liquid-audio's model
         from .lfm2_audio.run import train as train_audio
         return train_audio(cfg, extra_callbacks=extra_callbacks)
+    if cfg.family.kind == "ovis":         # images in, Crop calls with the crop fed back: train/ovis/
+        from .ovis.run import train as train_ovis
+        return train_ovis(cfg, extra_callbacks=extra_callbacks)
 
     import torch
     from peft import get_peft_model

@@ -144,6 +144,8 @@ def load_ovis(path: str, *, dtype: str = "float32", trust_remote_code: bool = Fa
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer
 
+    if dtype == "auto":      # bf16 on a GPU, fp32 on a CPU (bf16 is slow there without AVX-512 BF16)
+        dtype = "bfloat16" if torch.cuda.is_available() else "float32"
     torch_dtype = getattr(torch, dtype)
     cfg_file = os.path.join(path, "config.json")
     model_type = json.load(open(cfg_file)).get("model_type", "") if os.path.isfile(cfg_file) else ""

@@ -61,15 +61,19 @@ class CropLoop:
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
 
     # ----- the public entry -------------------------------------------------------------------
-    def run(self, prompts: Sequence[tuple[list[Piece], Any]], *, cache: bool = True) -> list[LoopResult]:
-        """prompts: (prompt pieces ending with the assistant header, the image tools act on)."""
+    def run(self, prompts: Sequence[tuple], *, cache: bool = True) -> list[LoopResult]:
+        """prompts: (prompt pieces ending with the assistant header, the image tools act on[, assistant text
+        already written]) - the optional prefix is the start of the answer, continued as if generated
+        (a call it opens is completed, run and fed back like any other)."""
         import torch
 
         t0 = time.perf_counter()
         rows = []
-        for ps, view in prompts:
+        for ps, view, *prefix in prompts:
             ids, _, images = encode(merged(list(ps)), self.tok, self.adapter)
-            rows.append(_Row(ids, images, view, LoopResult()))
+            text = prefix[0] if prefix else ""
+            ids += self.tok.encode(text, add_special_tokens=False) if text else []
+            rows.append(_Row(ids, images, view, LoopResult(text=text)))
         with torch.no_grad():
             (self._run_cached if cache else self._run_reference)(rows)
         for r in rows:

@@ -161,3 +161,21 @@ class ToolSet:
             return f"error: {type(e).__name__}: {e}", "exception"
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def toolset_from_schemas(schemas: list[dict]) -> ToolSet:
+    """The tools a dataset row offers (toolcore schemas: crop, plus described box tools whose
+    description carries their usage) as a ToolSet: `crop` is the trained Crop, any other tool with a
+    `bbox` parameter draws its box, any other one takes text."""
+    ts = ToolSet({})
+    for s in schemas:
+        if s["name"] == "crop":
+            ts.register(CROP)
+            continue
+        desc = s.get("description", "")
+        m = re.search(r"<tool_call>([A-Za-z][A-Za-z0-9_]*) \[", desc)
+        written = m.group(1) if m else s["name"].capitalize()
+        is_box = "bbox" in (s.get("parameters") or {}).get("properties", {})
+        ts.register(VisionTool(written, desc.split(" Usage:")[0], draw_box if is_box else (lambda im, a: f"noted: {a['text']}"),
+                               "box" if is_box else "text"))
+    return ts

@@ -1,0 +1,134 @@
+"""Ovis crop tool system on a tiny, real, native Ovis2 built from a config: LoRA through `python -m train`'s
+code path (loss goes down, adapter saved and reloaded), the label mask (never an image or a crop), the live
+crop loop end to end - batched, with the KV cache giving exactly the tokens of a full re-prefill - the
+trust_remote_code guard, and tool timeouts."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from runtime.ovis.tools import CROP, ToolSet, VisionTool, toolset_from_schemas
+from toolcore.errors import ToolkitError
+
+LLM_TARGETS = r".*(language_model|llm\.model)\.layers\.\d+\.(self_attn\.(q_proj|k_proj|v_proj|o_proj)|mlp\.(gate_proj|up_proj|down_proj))"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from datasets import load_from_disk
+
+    from data_gen.vision.config import VisionConfig
+    from data_gen.vision.generate import generate
+    from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig, TrainingConfig
+    from train.ovis.tiny import save_tiny
+    from train.run import train
+
+    root = tmp_path_factory.mktemp("ovis")
+    generate(VisionConfig(output_dir=str(root / "data"), examples={"train": 32, "test": 4}, kinds={"zoom": 1.0},
+                          min_side=96, max_side=128, tags=[1, 1], distractors=[0, 2], shard_size=16, workers=1,
+                          preview_examples=2), progress=False)
+    ds = load_from_disk(str(root / "data"))
+    texts = [t for r in ds["train"] for t in (r["question"], r["answer"], json.loads(r["messages"])[1]["content"][0]["text"])]
+    save_tiny(root / "base", texts + [CROP.describe(), ToolSet().system_text()])
+    cfg = TrainConfig(
+        family=FamilyConfig(name="ovis2_5", kind="ovis", path=str(root / "base"), format="ovis2_5", lora_targets=LLM_TARGETS),
+        lora=LoraSettings(r=16, alpha=32), data=DataConfig(path=str(root / "data"), max_length=512, eval_cases=0),
+        training=TrainingConfig(learning_rate=5e-3, batch_size=4, max_steps=40, eval_every=0, logging_steps=5,
+                                group_by_length=False, threads=1),
+        output_dir=str(root / "run"), resume=False, wandb_mode="disabled")
+    metrics = train(cfg)
+    return root, ds, metrics
+
+
+def test_remote_code_needs_the_config_switch():
+    from runtime.ovis.adapter import load_ovis
+
+    with pytest.raises(ToolkitError, match=r"family.trust_remote_code.*fix: set family.trust_remote_code=true"):
+        load_ovis("AIDC-AI/Ovis2.5-2B", trust_remote_code=False)
+
+
+def test_vision_settings_need_the_ovis_kind():
+    from train.config import FamilyConfig, TrainConfig
+
+    with pytest.raises(ToolkitError, match="family.vision_lora_targets"):
+        TrainConfig(family=FamilyConfig(train_visual_embeddings=True))
+
+
+def test_label_mask_never_covers_images_or_crops(setup):
+    from runtime.ovis.adapter import adapter_for, load_ovis
+    from train.ovis.data import encode_row
+
+    root, ds, _ = setup
+    model, tok = load_ovis(str(root / "base"))
+    ad = adapter_for(model, tok)
+    row = ds["train"][0]
+    ids, labels, images = encode_row(row, tok, ad)
+    assert len(images) == 2                      # the question's image and the crop fed back
+    img_pos = [i for i, t in enumerate(ids) if t in ad.image_token_ids]
+    assert len(img_pos) == 2 * (ad.atoms + 3)
+    assert all(labels[i] == -100 for i in img_pos)
+    learned = tok.decode([t for t in labels if t != -100])
+    turn = json.loads(row["messages"])[1]["content"]
+    assert learned == turn[0]["text"] + turn[2]["text"] + "<|im_end|>"
+    first = next(i for i, t in enumerate(labels) if t != -100)
+    assert all(labels[i] == -100 for i in range(first))   # the prompt (question image included) is never learned
+
+
+def test_lora_trains_and_saves(setup):
+    root, _, metrics = setup
+    losses = [h["loss"] for h in metrics["loss_history"]]
+    assert losses[-1] < losses[0] - 0.2, losses
+    assert (root / "run" / "adapter" / "adapter_config.json").exists() and metrics["lora_modules"] == 14
+    assert json.loads((root / "run" / "metrics.json").read_text())["adapter_kind"] == "ovis2"
+
+
+def test_crop_loop_end_to_end_cache_equals_reprefill(setup):
+    from peft import PeftModel
+
+    from runtime.ovis.adapter import adapter_for, load_ovis
+    from runtime.ovis.chat import pieces, row_resolver
+    from runtime.ovis.loop import CropLoop
+
+    root, ds, _ = setup
+    base, tok = load_ovis(str(root / "base"))
+    model = PeftModel.from_pretrained(base, str(root / "run" / "adapter")).eval()
+    ad = adapter_for(model, tok)
+    prompts = []
+    for k, r in enumerate(ds["test"]):
+        ps = pieces(json.loads(r["messages"])[:1], toolset_from_schemas(json.loads(r["tools"])), row_resolver(r),
+                    add_generation_prompt=True)
+        call = json.loads(r["messages"])[1]["content"][0]["text"]
+        # half the rows start their answer with an open call (the model closes it, the loop crops and feeds
+        # the crop mid-batch); the others generate freely: rows pause at different steps
+        prompts.append((ps, r["image"], call.removesuffix("</tool_call>")) if k % 2 == 0 else (ps, r["image"]))
+    streamed: dict[int, str] = {}
+    loop = CropLoop(model, tok, ad, max_new_tokens=24, on_text=lambda i, t: streamed.__setitem__(i, streamed.get(i, "") + t))
+    cached = loop.run(prompts)
+    reference = CropLoop(model, tok, ad, max_new_tokens=24).run(prompts, cache=False)
+    assert [c.tokens for c in cached] == [r.tokens for r in reference]
+    fed = [e for c in cached for e in c.events if e.get("fed", "").startswith("image")]
+    assert len(fed) >= 2 and all(c.calls[0].name == "crop" for c in cached[::2])
+    assert all(cached[i].text.endswith(streamed.get(i, "")) for i in range(len(cached)))
+
+
+def test_described_tool_and_timeout():
+    from PIL import Image
+
+    slow = VisionTool("Slow", "Sleeps.", lambda im, a: time.sleep(2) or im)
+    ts = ToolSet().register(slow)
+    assert "Slow: Sleeps." in ts.system_text()
+    call, err = ts.parse("Slow [1,2,30,40]")
+    assert err is None and call.name == "slow"
+    img = Image.new("RGB", (64, 48))
+    t = time.perf_counter()
+    result, error = ts.execute(call, img, timeout_s=0.2)
+    assert error == "timeout" and "timed out" in result and time.perf_counter() - t < 1.5
+    drawn = toolset_from_schemas([{"name": "outline", "description": "Draw a box. Usage: <tool_call>Outline [x1,y1,x2,y2]</tool_call>",
+                                   "parameters": {"type": "object", "properties": {"bbox": {"type": "array"}}}}])
+    call, _ = drawn.parse("Outline [1,2,30,40]")
+    out, error = drawn.execute(call, img)
+    assert error is None and out.size == img.size
+    assert ts.execute(ts.parse("Crop [70,50,90,60]")[0], img)[1] == "outside"
