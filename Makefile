@@ -31,11 +31,13 @@ setup: $(STAMP)
 
 ## data: the default verified dataset -> data/default (DatasetDict + manifest.json + exports), then its
 ## spoken version -> data/speech (user clips verified by ASR, spoken replies, manifest.json, preview.html),
-## and the built-in spoken eval suites (hackathon30_spoken, ..._noisy) into the toolkit cache
+## and the built-in spoken eval suites (hackathon30_spoken, ..._noisy) into the toolkit cache, then the
+## vision crop-tool data -> data/vision (DatasetDict with images, manifest.json, preview.html)
 data: $(STAMP) $(VENV)/.espeak
 	$(PY) -m data_gen
 	$(PY) -m data_gen.speech
 	$(PY) -m data_gen.speech.suites
+	$(PY) -m data_gen.vision
 
 ## test: the whole test suite (what CI runs)
 test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
