@@ -17,7 +17,7 @@ from data_gen.generate import Generator, generate
 from data_gen.templates import compile_template, count_phrasings
 from toolcore.errors import ToolkitError
 from toolcore.formats import FORMATS, get_format
-from toolcore.schema import ToolCall
+from toolcore.schema import Tool, ToolCall
 from toolcore.suites import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,9 @@ def test_dataset_shape_and_manifest(dataset):
     assert total["no_tool_share"] >= 0.10
     assert total["distinct_user_utterances"] >= 0.90
     assert set(total["by_num_calls"]) == {"0", "1", "2", "3"}
-    assert set(manifest["tools_generated"]) == set(total["by_tool"])   # every generated tool is present
+    # every generated tool is present (beside them: the schema-driven rows' tools, data_gen/schema_driven)
+    assert set(manifest["tools_generated"]) <= set(total["by_tool"])
+    assert manifest["general"]["rows"] > 0
     assert "crop" in manifest["tools_without_generation"]
     assert manifest["decontamination"]["against"] == ["hackathon30", "handwritten"]   # every built-in suite
     assert manifest["code_version"]["code_hash"] and manifest["seed"] == 0
@@ -55,11 +57,11 @@ def test_every_kept_example_is_valid(dataset, registry):
     fmts = [get_format(f) for f in FORMATS]
     for row in dd["train"].select(range(800)):
         calls = [ToolCall.from_dict(c) for c in json.loads(row["expected_calls"])]
-        offered = {t["name"] for t in json.loads(row["tools"])}
+        offered = {t["name"]: Tool.from_schema(t) for t in json.loads(row["tools"])}   # schema-driven rows too
         msgs = json.loads(row["messages"])
         assert msgs[-1]["role"] == "assistant" and msgs[-1]["content"]   # ends with a prose answer
         for c in calls:
-            assert c.name in offered and registry[c.name].validation_errors(c.arguments) == []
+            assert c.name in offered and offered[c.name].validation_errors(c.arguments) == []
         assert all(f.roundtrip_ok(calls) for f in fmts) if calls else True
         if row["category"] == "unavailable":
             assert not calls

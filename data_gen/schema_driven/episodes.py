@@ -235,6 +235,8 @@ class EpisodeBuilder:
         cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
         draft = self.finish(text, offered, [], "irrelevance", spoken, rng, ctx)
         draft.meta["said"] = [p.text for p in pieces if p.is_slot]
+        draft.meta["wanted"] = GCall(wanted, ToolCall(wanted.tool.name, args), ToolCall(wanted.tool.name, args),
+                                     ToolResult(True, {}))     # not offered, not called: its values still grounded
         answer = tidy(render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": cap}, rng))
         draft.conversation.messages[-1] = Message.text("assistant", answer)
         return draft
@@ -325,12 +327,13 @@ def check(draft: GDraft, text: str, formats: Sequence[ChatFormat], aliases: dict
     offered = {t.name: t for t in draft.conversation.tools}
     low = text.lower()
     uses = [g.call.name for g in draft.calls]
-    for g in draft.calls:
-        problem = call_problem(g.shown, offered)
+    wanted = [draft.meta["wanted"]] if "wanted" in draft.meta else []
+    for g in draft.calls + wanted:
+        problem = call_problem(g.shown, offered) if g not in wanted else None
         if problem:
             return f"general:{problem}"
         for key, value in g.call.arguments.items():
             kind = g.prepared.kinds.get(key)
-            if kind is None or grounding_problem(kind, value, low, aliases, alone=uses.count(g.call.name) == 1):
+            if kind is None or grounding_problem(kind, value, low, aliases, alone=uses.count(g.call.name) <= 1):
                 return "general:ungrounded"
     return roundtrip_problem(draft.expected_calls, formats) and "general:roundtrip"

@@ -64,7 +64,8 @@ class GeneralSource:
             self._add(prepared, lt.tool, lt.domain, lt.family, "library")
         self.user_tools = [t.name for t in user_tools(registry)]
         for t in user_tools(registry):
-            self._add(prepared, t, "user", t.name, "user")
+            # each its own domain: a user's tool can stand as the "cannot serve this" tool for another one
+            self._add(prepared, t, f"user:{t.name}", t.name, "user")
         if not prepared:
             raise ToolkitError("no tool to make schema-driven data for", file="configs/data_gen.yaml",
                                field="general.library_size",

@@ -1,0 +1,391 @@
+"""Schema-driven data (data_gen/schema_driven): rows for tools known only by their schema."""
+
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from datasets import load_from_disk
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from data_gen.compose import Rejected
+from data_gen.config import DataGenConfig
+from data_gen.generate import generate
+from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
+from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, prepare
+from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
+from data_gen.schema_driven.samplers import Sampler, Unsupported, forms
+from data_gen.schema_driven.source import GeneralSource
+from data_gen.schema_driven.unseen import write_suite
+from data_gen.surface import SurfaceConfig
+from toolcore.errors import ToolkitError
+from toolcore.executors import ExecutionContext
+from toolcore.formats import FORMATS, get_format
+from toolcore.registry import load_registry
+from toolcore.schema import Tool
+from toolcore.suites import ConversationReader, load_suite
+from toolcore.vocab import load_vocabulary
+
+FMTS = [get_format(f) for f in FORMATS]
+
+
+def source(**general) -> GeneralSource:
+    cfg = DataGenConfig(general=GeneralConfig(**{"share": 1.0, **general}))
+    return GeneralSource(cfg, load_registry(), load_vocabulary())
+
+
+@pytest.fixture(scope="module")
+def drafts():
+    src = source()
+    out, reasons = [], Counter()
+    for i in range(700):
+        try:
+            d = src.build(i, eval_pool=i % 10 == 0)
+        except Rejected as r:
+            reasons[r.reason] += 1
+            continue
+        reason = src.check(d)
+        if reason:
+            reasons[reason] += 1
+        else:
+            out.append(d)
+    return src, out, reasons
+
+
+def test_most_drafts_pass_and_rejections_are_counted(drafts):
+    _, kept, reasons = drafts
+    assert len(kept) >= 650
+    assert all(r.startswith(("general:", "decontaminated:")) for r in reasons)
+
+
+def test_every_call_validates_and_round_trips(drafts):
+    _, kept, _ = drafts
+    for d in kept:
+        offered = {t.name: t for t in d.conversation.tools}
+        assert 1 <= len(offered) <= 5
+        for c in d.expected_calls:
+            assert offered[c.name].validation_errors(c.arguments) == []
+        if d.expected_calls:
+            assert all(f.roundtrip_ok(d.expected_calls) for f in FMTS)
+
+
+def test_values_are_said_in_the_request(drafts):
+    src, kept, _ = drafts
+    said = 0
+    for d in kept:
+        text = d.user_text.lower()
+        for g in d.calls:
+            for key, value in g.call.arguments.items():
+                kind = g.prepared.kinds[key]
+                assert not grounding_problem(kind, value, text, src.aliases, alone=False), (key, value, d.user_text)
+                if isinstance(value, str) and kind.sem in ("city", "generic", "title", "query", "message", "enum"):
+                    # plain strings are said verbatim (or as a listed alias), never paraphrased
+                    assert any(f.lower() in text for f in forms(kind, value, src.aliases))
+                    said += 1
+    assert said > 200
+
+
+def test_a_dropped_value_is_caught(drafts):
+    src, kept, _ = drafts
+    d = next(d for d in kept if d.shape == "simple" and any(isinstance(v, str) and len(v) > 3
+                                                           for v in d.calls[0].call.arguments.values()))
+    value = next(v for v in d.calls[0].call.arguments.values() if isinstance(v, str) and len(v) > 3)
+    text = d.user_text.lower().replace(value.lower(), "it")
+    for alias in src.aliases.get(value, []):
+        text = text.replace(alias.lower(), "it")
+    assert check(d, text, FMTS, src.aliases) == "general:ungrounded"
+
+
+def test_optional_parameters_are_sometimes_left_out(drafts):
+    _, kept, _ = drafts
+    present, absent = 0, 0
+    for d in kept:
+        for g in d.calls:
+            for key in g.prepared.tool.properties:
+                if key not in g.prepared.tool.required:
+                    present += key in g.call.arguments
+                    absent += key not in g.call.arguments
+    assert present > 50 and absent > 50
+
+
+def test_masked_names_only_in_masked_rows(drafts):
+    src, kept, _ = drafts
+    names = {t.tool.name for t in src.library}
+    masked = [d for d in kept if d.masked]
+    assert len(masked) > 50
+    for d in kept:
+        offered = {t.name for t in d.conversation.tools}
+        if d.masked:
+            assert not offered & names
+            assert all(c.name not in names and not set(c.arguments) & set(g.call.arguments)
+                       for c, g in zip(d.expected_calls, d.calls) if c.arguments)
+            assert d.meta["id_suffix"].endswith(".masked")
+        else:
+            assert offered <= names and "masked" not in d.meta["id_suffix"]
+
+
+def test_every_bfcl_shape_is_there(drafts):
+    _, kept, _ = drafts
+    by_shape = Counter(d.shape for d in kept)
+    assert set(by_shape) == {"simple", "multiple", "parallel", "parallel_multiple", "irrelevance"}
+    for d in kept:
+        names = [c.name for c in d.expected_calls]
+        offered = d.conversation.tools
+        if d.shape == "simple":
+            assert len(offered) == 1 and len(names) == 1
+        elif d.shape == "multiple":
+            assert len(offered) >= 2 and len(names) == 1
+        elif d.shape == "parallel":
+            assert len(names) >= 2 and len(set(names)) == 1
+        elif d.shape == "parallel_multiple":
+            assert len(names) >= 2 and len(set(names)) >= 2
+        else:
+            assert names == [] and d.category == "unavailable"
+            msgs = d.conversation.messages
+            assert [m.role for m in msgs] == ["user", "assistant"] and not msgs[-1].tool_calls
+            assert any(w in msgs[-1].content.lower() for w in ("can't", "not able", "don't have"))
+
+
+def test_train_library_is_hundreds_of_tools_over_many_domains():
+    lib = build_library(400)
+    assert len(lib) == 400 and len({t.tool.name for t in lib}) == 400
+    assert len({t.domain for t in lib}) >= 15
+
+
+def test_unseen_library_is_disjoint_and_the_check_bites():
+    train, unseen = build_library(400), unseen_library()
+    check_disjoint(train, unseen)
+    assert not {t.domain for t in train} & {t.domain for t in unseen}
+    assert not {name_key(t.tool.name) for t in train} & {name_key(t.tool.name) for t in unseen}
+    clash = LibTool(Tool("finance.convertCurrency", "x", {"type": "object", "properties": {}}), "astronomy", "c")
+    with pytest.raises(ToolkitError, match="convertCurrency"):
+        check_disjoint(train, unseen + [clash])
+    with pytest.raises(ToolkitError, match="finance"):
+        check_disjoint(train, [LibTool(clash.tool, "finance", "c")])
+
+
+def test_unseen_suite_loads_as_an_eval_suite(tmp_path):
+    info = write_suite(tmp_path / "unseen.jsonl", 40)
+    cases = load_suite(tmp_path / "unseen.jsonl")
+    assert len(cases) == 40 and info["cases"] == 40
+    assert {c.difficulty for c in cases} == {"simple", "multiple", "parallel", "parallel_multiple", "irrelevance"}
+    train = {t.tool.name for t in build_library(400)}
+    assert not {t.name for c in cases for t in c.tools} & train
+
+
+def test_end_to_end_with_only_user_tools_and_no_generation_section(tmp_path):
+    tools = tmp_path / "my_tools"
+    tools.mkdir()
+    (tools / "lights.yaml").write_text(
+        "name: set_lights\ndescription: Turn the lights in a room on or off\nparameters:\n  type: object\n"
+        "  properties:\n    room: {type: string, description: Room name}\n"
+        "    state: {type: string, enum: ['on', 'off'], description: Desired state}\n"
+        "    brightness: {type: integer, minimum: 1, maximum: 100, description: Brightness in percent}\n"
+        "  required: [room, state]\n")
+    (tools / "tickets.json").write_text(json.dumps({"name": "buy-tickets", "description": "Buy concert tickets",
+        "parameters": {"type": "object", "properties": {
+            "artist": {"type": "string", "description": "Performing artist"},
+            "seats": {"type": "integer", "description": "How many seats"}}, "required": ["artist", "seats"]}}))
+    cfg = DataGenConfig(output_dir=str(tmp_path / "ds"), num_conversations=120, shard_size=60, tool_paths=[str(tools)],
+                        general=GeneralConfig(share=1.0, library_size=0, bfcl_paths=[]))
+    manifest = generate(cfg, progress=False)
+    dd = load_from_disk(cfg.output_dir)
+    g = manifest["general"]
+    assert g["rows"] == 120 and g["by_source"] == {"builtin": 0, "user": 120}
+    assert sorted(g["user_tools"]) == ["buy-tickets", "set_lights"]
+    assert set(g["by_shape"]) == {"simple", "multiple", "parallel", "parallel_multiple", "irrelevance"}
+    reader = ConversationReader()
+    for row in dd["train"]:
+        conv = reader(row)                      # what train and eval read
+        assert "-g." in row["id"]
+        if not row["id"].endswith(".masked"):
+            assert {t.name for t in conv.tools} <= {"buy-tickets", "set_lights"}
+    # resumable and deterministic: a second run into another folder gives the same rows
+    again = generate(DataGenConfig(**{**cfg.__dict__, "output_dir": str(tmp_path / "ds2")}), progress=False)
+    assert again["splits"] == manifest["splits"]
+    assert load_from_disk(str(tmp_path / "ds2"))["train"]["user_text"] == dd["train"]["user_text"]
+
+
+def test_mixed_dataset_counts_both_sources(tmp_path):
+    cfg = DataGenConfig(output_dir=str(tmp_path / "mix"), num_conversations=200, shard_size=100,
+                        general=GeneralConfig(share=0.4))
+    m = generate(cfg, progress=False)
+    g = m["general"]
+    assert g["by_source"]["builtin"] > 60 and g["by_source"]["library"] > 40
+    assert sum(g["by_shape"].values()) == g["rows"]
+    assert g["library_size"] == 400 and len(g["library_by_domain"]) >= 15
+    assert not any(k.startswith("teacher:") for k in m["rejections"])
+
+
+def test_bfcl_questions_are_decontaminated(tmp_path, drafts):
+    _, kept, _ = drafts
+    text = kept[0].user_text
+    bfcl = tmp_path / "BFCL_v4_simple.json"
+    bfcl.write_text(json.dumps({"id": "simple_0", "question": [[{"role": "user", "content": text}]],
+                                "function": []}) + "\n")
+    src = source(bfcl_paths=[str(tmp_path), str(tmp_path / "absent")])
+    assert src.bfcl_files == [bfcl]
+    assert src.bfcl_reason(text) == "decontaminated:bfcl_exact"
+
+
+def test_bad_config_and_bad_user_tools_are_named(tmp_path):
+    with pytest.raises(ToolkitError, match="general.shapes"):
+        GeneralConfig(shapes={"poetry": 1.0})
+    with pytest.raises(ToolkitError, match="teacher"):
+        GeneralConfig(teacher=TeacherConfig(url="http://127.0.0.1:1/v1"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: f\ndescription: x\nparameters:\n  type: object\n  properties:\n"
+                   "    blob: {type: object, description: anything}\n  required: [blob]\n")
+    cfg = DataGenConfig(tool_paths=[str(bad)], general=GeneralConfig(share=1.0, library_size=0))
+    with pytest.raises(ToolkitError, match=r"bad.yaml.*f.parameters"):
+        GeneralSource(cfg, load_registry([str(bad)]), load_vocabulary())
+
+
+# ----- the teacher, against a live OpenAI-compatible server on 127.0.0.1 ---------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def teacher_server():
+    """A small OpenAI-compatible app standing in for the large model: even requests come back reworded
+    with every value kept, odd ones with the values dropped."""
+    import uvicorn
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    seen = {"n": 0}
+
+    @app.post("/v1/chat/completions")
+    def chat(body: dict):
+        prompt = body["messages"][-1]["content"]
+        request = prompt.split("\n")[0].removeprefix("Request: ")
+        seen["n"] += 1
+        text = f"Hi! {request}" if seen["n"] % 2 else "please just do the thing I said"
+        return {"id": f"c{seen['n']}", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/v1"
+    server.should_exit = True
+    thread.join(timeout=5)
+
+
+def test_teacher_rewrites_are_verified_again(teacher_server):
+    src = source(teacher=TeacherConfig(url=teacher_server, model="stand-in", share=1.0))
+    kept = []
+    for i in range(40):
+        try:
+            d = src.build(i, eval_pool=False)
+        except Rejected:
+            continue
+        if src.check(d) is None:
+            kept.append(d)
+    counts = src.drain()
+    assert counts["teacher:accepted"] >= 5
+    assert counts["teacher:rejected:ungrounded"] >= 5          # the reply that dropped the values
+    rewritten = [d for d in kept if d.user_text.startswith("Hi! ")]
+    assert len(rewritten) == counts["teacher:accepted"]
+    for d in rewritten:
+        assert d.conversation.messages[0].content == d.user_text
+        assert check(d, d.user_text, FMTS, src.aliases) is None
+    assert not any(d.user_text == "please just do the thing I said" for d in kept)
+
+
+def test_teacher_counts_land_in_the_manifest(tmp_path, teacher_server):
+    cfg = DataGenConfig(output_dir=str(tmp_path / "t"), num_conversations=30, shard_size=20, verify_formats=["qwen3"],
+                        general=GeneralConfig(share=1.0, teacher=TeacherConfig(url=teacher_server, model="m", share=1.0)))
+    m = generate(cfg, progress=False)
+    t = m["general"]["teacher"]
+    assert t["teacher:accepted"] > 0 and t["teacher:rejected:ungrounded"] > 0
+    assert not any(k.startswith("teacher:") for k in m["rejections"])
+
+
+def test_an_unreachable_teacher_keeps_the_original_wording():
+    src = source(teacher=TeacherConfig(url=f"http://127.0.0.1:{free_port()}/v1", model="m", share=1.0, timeout=2))
+    d = src.build(3, eval_pool=False)
+    before = d.user_text
+    assert src.check(d) is None and d.user_text == before
+    assert any(k.startswith("teacher:error:") for k in src.drain())
+
+
+# ----- any schema --------------------------------------------------------------------------------------
+NAMES = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
+TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+
+
+def scalar_schema():
+    return st.one_of(
+        st.fixed_dictionaries({"type": st.just("string")}, optional={"description": TEXT, "format": st.sampled_from(
+            ["date", "date-time", "email", "uri", "time"]), "maxLength": st.integers(0, 30), "pattern": st.sampled_from(
+            ["^[A-Z]{3}$", "^\\d+$", "["])}),
+        st.fixed_dictionaries({"type": st.sampled_from(["integer", "number"])}, optional={
+            "description": TEXT, "minimum": st.integers(-50, 50), "maximum": st.integers(-50, 500),
+            "multipleOf": st.sampled_from([1, 2, 5, 0.5])}),
+        st.fixed_dictionaries({"type": st.just("boolean")}, optional={"description": TEXT}),
+        st.fixed_dictionaries({"enum": st.lists(st.one_of(TEXT, st.integers(), st.none()), min_size=1, max_size=4)},
+                              optional={"type": st.just("string"), "description": TEXT}),
+    )
+
+
+def param_schema():
+    return st.recursive(scalar_schema(), lambda inner: st.one_of(
+        st.fixed_dictionaries({"type": st.just("array"), "items": inner}, optional={
+            "minItems": st.integers(0, 3), "maxItems": st.integers(0, 4), "description": TEXT}),
+        st.builds(lambda props, req, d: {"type": "object", "properties": props,
+                                         "required": [k for k in props if req], "description": d},
+                  st.dictionaries(NAMES, inner, max_size=3), st.booleans(), TEXT)), max_leaves=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(props=st.dictionaries(NAMES, param_schema(), max_size=4), required=st.data(), name=NAMES, desc=TEXT,
+       seed=st.integers(0, 2**16))
+def test_any_schema_gives_verified_rows_or_counted_rejections(props, required, name, desc, seed):
+    import random
+
+    try:
+        req = required.draw(st.lists(st.sampled_from(sorted(props)), unique=True)) if props else []
+        tool = Tool(name, desc, {"type": "object", "properties": props, "required": req})
+    except ToolkitError:
+        return                     # not a valid tool schema in the first place: the loader says so
+    sampler = SAMPLER[0]
+    try:
+        p = prepare(tool, "any", name, "user")
+    except Unsupported as u:
+        assert u.reason
+        return
+    other = prepare(Tool("zz_other", "Get the time in a city", {"type": "object", "properties": {
+        "city": {"type": "string", "description": "City"}}, "required": ["city"]}), "other", "zz", "library")
+    builder = EpisodeBuilder(sampler, SurfaceConfig(), shapes=GeneralConfig().shapes, max_offered=3,
+                             optional_share=0.5, mask_share=0.3, spoken_share=0.1, aliases=sampler.alias)
+    rng = random.Random(seed)
+    for _ in range(4):
+        try:
+            d = builder.build(rng, False, [p, other], ExecutionContext(rng=rng))
+        except Rejected as r:
+            assert r.reason.startswith("general:")
+            continue
+        reason = check(d, d.user_text, FMTS, sampler.alias)
+        if reason is None:
+            offered = {t.name: t for t in d.conversation.tools}
+            for c in d.expected_calls:
+                assert offered[c.name].validation_errors(c.arguments) == []
+        else:
+            assert reason.startswith("general:")
+
+
+SAMPLER = [Sampler(load_vocabulary(), 0.15)]
