@@ -7,7 +7,9 @@ Printed, all measured in this run:
   * the full path (compose + verify + decontaminate + deduplicate + record), per core;
   * where the time goes, stage by stage;
   * all cores at once (one process per core on disjoint attempt ranges): the machine's own limit for
-    this workload, and the parallel efficiency against N x the single-process rate.
+    this workload, and the parallel efficiency against N x the single-process rate;
+  * schema-driven rows alone (general.share=1.0: library tools known only by their schema, every BFCL
+    shape, masking), per core, with their rejections by reason.
 """
 
 from __future__ import annotations
@@ -35,6 +37,24 @@ def timed_run(start: int, attempts: int) -> tuple[float, int, Counter]:
     kept = 0
     t0 = time.perf_counter()
     for i in range(start, start + attempts):
+        rec, reason = gen.attempt(i, seen)
+        if rec is None:
+            rejections[reason] += 1
+        else:
+            kept += 1
+    return time.perf_counter() - t0, kept, rejections
+
+
+def schema_driven_run(attempts: int) -> tuple[float, int, Counter]:
+    """Verified schema-driven conversations (data_gen/schema_driven) in one process."""
+    from data_gen.schema_driven.config import GeneralConfig
+
+    gen = Generator(DataGenConfig(general=GeneralConfig(share=1.0)))
+    seen: set[str] = set()
+    rejections: Counter = Counter()
+    kept = 0
+    t0 = time.perf_counter()
+    for i in range(attempts):
         rec, reason = gen.attempt(i, seen)
         if rec is None:
             rejections[reason] += 1
@@ -124,6 +144,16 @@ def main() -> None:
         st.add_row(name, f"{s / total:.0%}")
     console.print(st)
     console.print(f"[dim]wall time of the {cores}-process run: {wall:.1f}s[/dim]")
+
+    sd_seconds, sd_kept, sd_rejections = schema_driven_run(args.attempts)
+    sd = Table(title=f"schema-driven rows only (general.share=1.0), {args.attempts} attempts, one process")
+    sd.add_column("measure")
+    sd.add_column("value", justify="right")
+    sd.add_row("verified conv/s per core", f"{sd_kept / sd_seconds:,.0f}")
+    sd.add_row("rejection rate", f"{1 - sd_kept / args.attempts:.2%}")
+    for r, n in sd_rejections.most_common(6):
+        sd.add_row(f"  rejected: {r}", str(n))
+    console.print(sd)
 
 
 if __name__ == "__main__":
