@@ -25,6 +25,8 @@ from typing import Any, Sequence
 from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 
+from .vision_report import vision_section
+
 NONE = "(none)"
 
 
@@ -331,6 +333,7 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
             if timing:
                 parts.append("<p class=muted>time: " + ", ".join(f"{k} {v}" for k, v in timing.items()) + "</p>")
             parts.append(f"<h4>worst {min(worst, len(r.cases))} cases</h4>" + worst_cases(r, worst))
+            parts.append(vision_section(r, worst))     # runs of the Ovis crop loop only (eval/vision_report.py)
     # lets a headless browser (and a test) confirm every chart decoded: <body data-charts-loaded=N>
     parts.append("<script>addEventListener('load',()=>{document.body.dataset.chartsLoaded="
                  "[...document.images].filter(i=>i.complete&&i.naturalWidth>0).length})</script></body></html>")

@@ -132,3 +132,21 @@ def test_described_tool_and_timeout():
     out, error = drawn.execute(call, img)
     assert error is None and out.size == img.size
     assert ts.execute(ts.parse("Crop [70,50,90,60]")[0], img)[1] == "outside"
+
+
+def test_eval_with_crop_loop_and_vision_report(setup, tmp_path):
+    from eval.report import write_report
+    from eval.runner import evaluate
+    from runtime.models.ovis import OvisModel
+
+    root, _, _ = setup
+    for feed in ("tool", "full"):
+        model = OvisModel(str(root / "base"), name=f"tiny-{feed}", adapter=str(root / "run" / "adapter"), dtype="float32",
+                          max_new_tokens=16, batch_size=4, feed=feed)
+        summary = evaluate(model, str(root / "data"), tmp_path / feed, latency_cases=0, progress=False)
+        assert summary["cases"] == 4
+    line = json.loads((tmp_path / "tool" / "predictions.jsonl").read_text().splitlines()[0])
+    v = line["vision"]
+    assert v["target_boxes"] and v["feed"] == "tool" and "thumb_png" in v and "answer_correct" in v
+    page = write_report([tmp_path / "tool", tmp_path / "full"], tmp_path / "report.html").read_text()
+    assert page.count("vision: crops and answers") == 2 and page.count("class=vision-cases") == 2

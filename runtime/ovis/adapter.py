@@ -141,12 +141,6 @@ def load_ovis(path: str, *, dtype: str = "float32", trust_remote_code: bool = Fa
     import json
     import os
 
-    import torch
-    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer
-
-    if dtype == "auto":      # bf16 on a GPU, fp32 on a CPU (bf16 is slow there without AVX-512 BF16)
-        dtype = "bfloat16" if torch.cuda.is_available() else "float32"
-    torch_dtype = getattr(torch, dtype)
     cfg_file = os.path.join(path, "config.json")
     model_type = json.load(open(cfg_file)).get("model_type", "") if os.path.isfile(cfg_file) else ""
     remote = model_type != "ovis2"      # hub ids (AIDC-AI/Ovis2.5-*) and folders of remote-code checkpoints
@@ -154,6 +148,12 @@ def load_ovis(path: str, *, dtype: str = "float32", trust_remote_code: bool = Fa
         raise ToolkitError(f"{path} is Ovis2.5 remote code, which runs only with trust_remote_code on",
                            field=f"{field}.trust_remote_code",
                            fix=f"set {field}.trust_remote_code=true once you have read the checkpoint's code")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer
+
+    if dtype == "auto":      # bf16 on a GPU, fp32 on a CPU (bf16 is slow there without AVX-512 BF16)
+        dtype = "bfloat16" if torch.cuda.is_available() else "float32"
+    torch_dtype = getattr(torch, dtype)
     if remote:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, trust_remote_code=True)
         tok = model.text_tokenizer
