@@ -130,7 +130,7 @@ NAME_SEMS: list[tuple[str, set[str]]] = [
     ("person", {"name", "person", "contact", "recipient", "user", "author", "assignee", "attendee", "guest",
                 "owner", "player", "patient", "customer", "driver", "passenger", "friend", "username", "member", "members", "students", "student"}),
     ("color", {"color", "colour"}), ("room", {"room", "zone", "area"}), ("device", {"device", "appliance"}),
-    ("dish", {"dish", "recipe", "meal"}), ("cuisine", {"cuisine"}), ("food", {"food", "ingredient", "item"}),
+    ("dish", {"dish", "recipe", "meal"}), ("cuisine", {"cuisine"}), ("food", {"food", "ingredient", "ingredients", "item", "topping", "toppings", "grocery", "groceries"}),
     ("element", {"element", "chemical", "compound"}), ("subject", {"subject", "course", "discipline"}),
     ("category", {"category", "department", "section", "tag"}), ("product", {"product", "article", "good"}),
     ("file", {"file", "filename", "path", "document", "attachment"}),
