@@ -102,3 +102,78 @@ def test_without_rules_the_model_answers_everything_and_the_detector_vetoes(dete
                                                                                        [t.name for t in case.tools])
     with pytest.raises(ToolkitError, match="model.rules"):
         RouterModel(CallsEveryOfferedTool(), rules=False)
+
+
+class CallsNothing:
+    """A shy model: never calls (what the fallback is for, on requests the detector finds tool-shaped)."""
+
+    name = "shy"
+
+    def predict(self, cases):
+        return [Prediction([]) for _ in cases]
+
+
+@pytest.fixture(scope="module")
+def symbolic_server():
+    """This toolkit's own OpenAI-compatible server (python -m serve) on loopback, as the fallback endpoint."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "serve", "model=symbolic", "host=127.0.0.1", f"port={port}"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(600):
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read()[-2000:])
+            try:
+                urllib.request.urlopen(url + "/models", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the server did not come up in 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_unsure_answers_go_to_the_fallback_endpoint(detector_dir, registry, symbolic_server):
+    from runtime.models import SymbolicModel
+
+    _, out = detector_dir
+    cases = load_cases("hackathon30", registry=registry) + load_cases("handwritten", registry=registry)
+    router = RouterModel(CallsNothing(), detector=str(out), rules=False,
+                         fallback={"url": symbolic_server, "model": "symbolic", "threshold": 0.5})
+    preds = router.predict(cases)
+    direct = SymbolicModel().predict(cases)
+    routes = [p.details["route"] for p in preds]
+    assert 0 < routes.count("fallback") < len(cases)
+    for case, pred, sym in zip(cases, preds, direct):
+        conf = pred.details["confidence"]
+        assert conf == pytest.approx(router.confidence(case, Prediction([])), abs=1e-4)
+        if conf < 0.5:      # left the device: the endpoint's answer, over real HTTP
+            assert pred.details["route"] == "fallback" and not pred.on_device and pred.calls == sym.calls
+        else:
+            assert pred.details["route"] == "model" and pred.on_device and pred.calls == []
+
+
+def test_an_unreachable_fallback_keeps_the_device_answer(detector_dir, registry):
+    import socket
+
+    _, out = detector_dir
+    with socket.socket() as s:          # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    cases = load_cases("hackathon30", registry=registry)[:3]
+    preds = RouterModel(CallsNothing(), detector=str(out), rules=False,
+                        fallback={"url": dead, "model": "x", "threshold": 1.0, "timeout_s": 2, "max_retries": 0}
+                        ).predict(cases)
+    assert all(p.on_device and p.calls == [] and "fallback_error" in p.details for p in preds)
+    with pytest.raises(ToolkitError, match="model.fallback.url"):
+        RouterModel(CallsNothing(), fallback={"url": dead, "model": "x"})
