@@ -95,7 +95,9 @@ def cluster(tmp_path_factory):
 
 def hydra_multirun(module: str, overrides: list[str], sweep: Path, env: dict, timeout: int = 300, **kw):
     cmd = [sys.executable, "-m", module, "-m", "hydra/launcher=submitit_slurm", f"hydra.sweep.dir={sweep}",
-           "hydra.launcher.timeout_min=10", *overrides]
+           # submitit counts a signal as a timeout (not a preemption) once 80% of the time limit has passed,
+           # or any signal at all under a 10-minute limit: 60 minutes, and 2 timeouts allowed anyway
+           "hydra.launcher.timeout_min=60", "hydra.launcher.max_num_timeout=2", *overrides]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
@@ -194,11 +196,12 @@ def test_training_job_preempted_midway_is_requeued_and_resumes_to_the_same_adapt
     proc = hydra_multirun("train", train_overrides(data, base, out, steps), root / "sweep", cluster)
     # the job: its submitit folder appears with its id; stop it once a few checkpoints are written
     job = wait_for("the job to be submitted",
-                   lambda: next((p.name for p in (root / "sweep" / ".submitit").glob("[0-9]*")), None)
+                   lambda: next((p.name for p in (root / "sweep" / ".submitit").glob("[0-9]*")
+                                 if p.is_dir() and p.name.split("_")[0].isdigit()), None)
                    if (root / "sweep" / ".submitit").exists() else None, 120)
     job = job.split("_")[0]
     wait_for("checkpoint-8", lambda: (out / "checkpoints" / "checkpoint-8").exists() or proc.poll() is not None, 180)
-    assert proc.poll() is None, "the job finished before it could be preempted"
+    assert proc.poll() is None, "the job finished before it could be preempted: " + proc.communicate()[0][-3000:]
     t_signal = time.perf_counter()
     subprocess.run(["scancel", "--signal=USR2", job], env=cluster, check=True, timeout=20)
     # Slurm holds a requeued job back for a while (BeginTime); on a real cluster it waits its turn, here
