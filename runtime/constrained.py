@@ -70,13 +70,15 @@ class CallConstraint:
         compiled = self.compiled(tools)
         return self.xgr.GrammarMatcher(compiled) if compiled is not None else None
 
-    def force_start(self, logits: Any, rows: Sequence[int]) -> None:
-        """Rows that must open a call now (tool_choice required / a named tool): only `call_start`.
-        Where the marker is not one token (a base model without tool tokens) nothing is forced."""
-        if self.start_id is not None and rows:
-            keep = logits[list(rows), self.start_id].clone()
+    def force(self, logits: Any, rows: Sequence[int], token_id: int | None = -1) -> None:
+        """Only `token_id` (default: `call_start`, for rows that must open a call: tool_choice required or a
+        named tool) can be sampled in these rows. A marker that is not one token (a base model without tool
+        tokens) is not forced."""
+        token_id = self.start_id if token_id == -1 else token_id
+        if token_id is not None and rows:
+            keep = logits[list(rows), token_id].clone()
             logits[list(rows)] = float("-inf")
-            logits[list(rows), self.start_id] = keep
+            logits[list(rows), token_id] = keep
 
     def mask(self, logits: Any, matchers: Sequence[Any | None], block_start: Sequence[bool]) -> None:
         """Mask `logits` (rows x vocab) in place: the grammar's mask for rows writing a call, and no

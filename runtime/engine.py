@@ -113,6 +113,7 @@ class _Row:
         self.done = False
         self.in_call = False                  # between call_start and call_end
         self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)
+        self.end_now = False                  # a forced call (tool_choice) just closed: the turn ends here
 
 
 class ToolLoopEngine:
@@ -135,6 +136,8 @@ class ToolLoopEngine:
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self.call_start = getattr(fmt, "call_start", "")
+        self.turn_end_id = next((i for i in [tokenizer.convert_tokens_to_ids(fmt.turn_end)]
+                                 if isinstance(i, int) and i != tokenizer.unk_token_id), None)
         # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
         # for a caller that runs them itself (the OpenAI server returns them to its client)
         self.hand_back: Callable[[Conversation, list[ToolCall]], bool] | None = None
@@ -181,15 +184,18 @@ class ToolLoopEngine:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
                                          [not r.conv.tools and not r.in_call for r in rows])
-                    # conv.meta["tool_choice"] "required" or a tool's name: the turn must open with a call
-                    self.constraint.force_start(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
-                                                         and r.conv.meta.get("tool_choice", "auto") != "auto"])
+                    # conv.meta["tool_choice"] "required" or a tool's name: the turn opens with a call, and
+                    # ends when it closes (the OpenAI server's forced calls)
+                    self.constraint.force(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
+                                                   and r.conv.meta.get("tool_choice", "auto") != "auto"])
+                    self.constraint.force(logits, [k for k, r in enumerate(rows) if r.end_now], self.turn_end_id)
                     self.timing.constrain_s += time.perf_counter() - t0
                 next_ids = self._sample(logits, gen)
                 finished: list[_Row] = []
                 tool_step = False
                 for r, tid in zip(rows, next_ids.tolist()):
                     r.out.new_tokens += 1
+                    r.end_now = False
                     r.segment.append(tid)
                     r.ids.append(tid)
                     r.pending = [tid]
@@ -245,6 +251,7 @@ class ToolLoopEngine:
                 r.out.constrained_tokens += 1
             if tail.endswith(self.fmt.call_end):
                 r.in_call, r.matcher = False, None
+                r.end_now = r.conv.meta.get("tool_choice", "auto") != "auto" and self.turn_end_id is not None
         elif tail.endswith(self.call_start):
             choice = r.conv.meta.get("tool_choice", "auto")    # a named tool: only its calls are valid
             tools = [t for t in r.conv.tools if t.name == choice] or r.conv.tools
