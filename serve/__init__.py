@@ -1,0 +1,1 @@
+"""An OpenAI-compatible server for any model the eval stage can load: `python -m serve model=...`."""

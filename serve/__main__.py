@@ -1,0 +1,33 @@
+"""`python -m serve model=<any eval model config> [model.adapter=...] host=127.0.0.1 port=8000
+[server_tools=[calculate,web_search]]`: an OpenAI-compatible server (see serve/app.py, configs/serve.yaml)."""
+
+from __future__ import annotations
+
+import sys
+
+from hydra.core.config_store import ConfigStore
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from toolcore.cli import hydra_main
+
+from .config import ServeConfig
+
+ConfigStore.instance().store(name="serve_schema", node=ServeConfig)
+
+
+def run(cfg) -> None:
+    import uvicorn
+
+    from .app import create_app
+
+    config: ServeConfig = OmegaConf.to_object(cfg)
+    model = instantiate(cfg.model)
+    app = create_app(model, config)
+    name = config.served_name or model.name
+    print(f"serving {name!r} on http://{config.host}:{config.port}/v1", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
+
+
+if __name__ == "__main__":
+    hydra_main("serve", run)

@@ -1,0 +1,48 @@
+"""The server's config (configs/serve.yaml); fields marked (*) are the ones people change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolcore.errors import ToolkitError
+
+WHERE = "configs/serve.yaml"
+
+
+@dataclass
+class ServeConfig:
+    # (*) which model answers: any eval model config (configs/model/*.yaml: smollm2 + model.adapter=...,
+    # hf with model.path=<merged folder>, symbolic, router), built with _target_
+    model: Any = field(default_factory=lambda: {"_target_": "runtime.models.SymbolicModel", "name": "symbolic"})
+    # (*) where to listen (127.0.0.1: this machine only; 0.0.0.0: every interface)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # the model id clients send (`model` in a request) and /v1/models lists; null = the model's own name
+    served_name: str | None = None
+    # concurrent requests that arrive within this many ms of the first one are decoded as one engine batch
+    batch_window_ms: float = 10.0
+    # the most requests in one batch (the engine's own batch_size still splits larger ones)
+    max_batch: int = 32
+    # max_tokens when a request gives none
+    default_max_tokens: int = 256
+    # prompt + completion limit; null = the model's max_position_embeddings (no limit for rule models)
+    context_length: int | None = None
+    # (*) registered tools the server runs itself (toolcore/tools/*.yaml names, e.g. [calculate, web_search]):
+    # offered in every request beside the client's tools; a turn that calls only these is executed here and
+    # generation goes on to the final answer, which lists them under message.executed_tool_calls
+    server_tools: list[str] = field(default_factory=list)
+    # extra tool schema files/folders for server_tools that are not built in
+    tool_paths: list[str] = field(default_factory=list)
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ToolkitError(f"port {self.port} is out of range", file=WHERE, field="port", fix="use 1-65535")
+        if self.batch_window_ms < 0:
+            raise ToolkitError("must be 0 or more", file=WHERE, field="batch_window_ms")
+        if self.max_batch <= 0 or self.default_max_tokens <= 0:
+            raise ToolkitError("must be positive", file=WHERE,
+                               field="max_batch" if self.max_batch <= 0 else "default_max_tokens")
+        if self.context_length is not None and self.context_length <= 0:
+            raise ToolkitError("must be positive or null", file=WHERE, field="context_length")
