@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup data test bench eval-symbolic report demo demo-eval clean
+.PHONY: setup data test bench eval-symbolic report demo demo-eval serve clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PY312)" || { echo "error: Python 3.12 not found (install it, e.g. pyenv install 3.12)"; exit 1; }
@@ -38,6 +38,11 @@ data: $(STAMP) $(VENV)/.espeak
 	$(PY) -m data_gen.speech
 	$(PY) -m data_gen.speech.suites
 	$(PY) -m data_gen.vision
+
+## serve: an OpenAI-compatible server on http://127.0.0.1:8000/v1 for the demo adapter (make demo first;
+## SERVE_ARGS adds overrides, e.g. SERVE_ARGS="server_tools=[calculate,web_search] port=8001")
+serve: $(STAMP)
+	$(PY) -m serve model=smollm2 model.adapter=runs/demo/adapter $(SERVE_ARGS)
 
 ## test: the whole test suite (what CI runs)
 test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
