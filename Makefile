@@ -27,6 +27,14 @@ $(VENV)/.espeak: | $(STAMP)
 	@command -v espeak-ng >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng; }
 	@touch $@
 
+# a one-node Slurm cluster on localhost for the cluster tests (scripts/slurm_local.sh; Debian packages, about
+# 1 minute). Where they cannot be installed, the rest of the suite still runs and tests/test_cluster.py
+# skips, saying why; the stamp is then left out, so the next `make test` tries again.
+$(VENV)/.slurm: | $(STAMP)
+	@if [ -x /usr/sbin/slurmctld ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	  --no-install-recommends slurmctld slurmd slurm-client munge slurmdbd mariadb-server; }; then touch $@; \
+	else echo "warning: the Slurm packages did not install: the cluster tests will be skipped"; fi
+
 setup: $(STAMP)
 
 ## data: the default verified dataset -> data/default (DatasetDict + manifest.json + exports), then its
@@ -45,7 +53,7 @@ serve: $(STAMP)
 	$(PY) -m serve model=smollm2 model.adapter=runs/demo/adapter $(SERVE_ARGS)
 
 ## test: the whole test suite (what CI runs)
-test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak
+test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak $(VENV)/.slurm
 	$(PY) -m pytest
 
 ## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification;
