@@ -10,9 +10,16 @@ back inside the turn (Ovis crops) pause right at the end of that call instead.
 Extending the cache: each step feeds every live row a right-aligned chunk (the sampled token, plus
 the tool-response tokens for rows that just called a tool); rows with shorter chunks get masked pad
 slots and explicit position ids. For attention-only models this is exact (pad slots are never
-attended to). Models with convolution or recurrent state (LFM2) would see the pad slots in their
-state, so for them a tool step re-prefills the live rows instead (`continuation: auto`).
-Finished rows leave the batch (`DynamicCache.batch_select_indices`) so they cost nothing.
+attended to). Models with convolution or recurrent state (LFM2's conv layers, SSM hybrids) would see
+the pad slots in their state, so for them a tool step re-prefills the live rows instead
+(`continuation: auto`); they are recognised from the layer types of their config and the cache
+layers the model builds (`has_recurrent_state`), not from a list of model names.
+Finished rows leave the batch (`DynamicCache.batch_select_indices`) so they cost nothing, and waiting
+conversations take their places (`refill`): their prompts are prefilled and their caches merged into
+the running batch (attention-only models; recurrent ones decode fixed batches).
+Prompts that start like one prefilled before (the same system prompt and tool list; an earlier turn of
+the same chat) reuse its keys and values (`prefix_cache_tokens`, kv_cache.PrefixStore): only the rest
+is computed.
 """
 
 from __future__ import annotations
@@ -28,10 +35,36 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
-from .kv_cache import new_cache
+from .kv_cache import PrefixStore, new_cache
 
-STATEFUL_MODEL_TYPES = {"lfm2", "lfm2_vl", "lfm2_moe", "mamba", "mamba2", "falcon_mamba", "jamba", "rwkv",
-                        "recurrent_gemma", "zamba", "zamba2", "bamba"}
+# Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
+# (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
+ATTENTION_LAYER_TYPES = {"full_attention", "sliding_attention", "chunked_attention", "attention", "global", "local"}
+RECURRENT_CONFIG_KEYS = ("conv_kernel", "conv_L_cache", "ssm_state_size", "state_size", "mamba_d_state",
+                         "d_state", "linear_conv_kernel_dim")
+MIN_PREFIX = 8          # shorter shared prefixes are computed again (the copy is not worth it)
+
+
+def has_recurrent_state(model: Any) -> bool:
+    """Whether decoding carries state other than attention keys/values (convolution or SSM states),
+    which a pad slot would corrupt. Judged from the model, so a new hybrid cannot silently take the
+    cache-extension path: a layer type that is not attention, a recurrent-state size in the config, or a
+    cache layer that is not a plain key/value layer. Unknown means recurrent (the safe, slower path)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    cfg = model.config
+    cfg = getattr(cfg, "get_text_config", lambda: cfg)() or cfg
+    if any(t not in ATTENTION_LAYER_TYPES for t in (getattr(cfg, "layer_types", None) or [])):
+        return True
+    if any(getattr(cfg, k, None) for k in RECURRENT_CONFIG_KEYS):
+        return True
+    try:
+        layers = DynamicCache(config=cfg).layers
+    except Exception:
+        return True
+    return not layers or any(not isinstance(layer, DynamicLayer) or hasattr(layer, "conv_states")
+                             or hasattr(layer, "recurrent_states") for layer in layers)
 
 
 @dataclass
@@ -48,6 +81,13 @@ class GenerationConfig:
     tool_timeout_s: float = 5.0        # a tool running longer returns a timeout error result
     continuation: str = "auto"         # auto | cache | reprefill (see the module docstring)
     prefill_group: int = 4             # prompts prefilled together before joining the decode batch
+    refill: bool = True                # waiting conversations take the places of finished rows
+    # KV of earlier prompts kept for the next ones that start alike (shared system prompt + tools);
+    # about 46 kB a token for SmolLM2-135M in fp32; 0 turns it off
+    prefix_cache_tokens: int = 4096
+    # bf16 autocast of the forward passes (CPUs with AVX-512 BF16, GPUs): faster, but greedy outputs
+    # drift from fp32 (benchmarks/bench_eval.py --autocast measures how often), so off by default
+    autocast: bool = False
     # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools
     # (names, keys, types; runtime/constrained.py); free text is never constrained
     constrained: bool = True
@@ -72,6 +112,7 @@ class CaseOutput:
     latency_ms: float = 0.0
     prompt_tokens: int = 0
     new_tokens: int = 0
+    output_ids: list[int] = field(default_factory=list)   # every id after the prompt (tool responses too)
     stop_reason: str = ""
     constrained_tokens: int = 0          # tokens sampled under a call grammar
 
@@ -107,6 +148,7 @@ class _Row:
     def __init__(self, index: int, conv: Conversation, prompt_ids: list[int]):
         self.index, self.conv = index, conv
         self.ids = list(prompt_ids)          # everything fed or to be fed, for re-prefill
+        self.t_start = time.perf_counter()    # when it joined the batch (its latency counts from here)
         self.segment: list[int] = []          # tokens of the assistant text since the last tool response
         self.out = CaseOutput(prompt_tokens=len(prompt_ids))
         self.pending: list[int] = []          # tokens to feed next step
@@ -125,9 +167,10 @@ class ToolLoopEngine:
         self.model, self.tok, self.fmt = model, tokenizer, fmt
         self.device = next(model.parameters()).device   # inputs are built on the CPU, then moved here
         self.cfg = config or GenerationConfig()
-        kind = getattr(model.config, "model_type", "")
-        self.reprefill = self.cfg.continuation == "reprefill" or (
-            self.cfg.continuation == "auto" and kind in STATEFUL_MODEL_TYPES)
+        self.recurrent = has_recurrent_state(model)
+        self.reprefill = self.cfg.continuation == "reprefill" or (self.cfg.continuation == "auto" and self.recurrent)
+        self.store = PrefixStore(self.cfg.prefix_cache_tokens) if (
+            self.cfg.prefix_cache_tokens > 0 and not self.recurrent) else None
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
         self.eos_ids = {i for i in [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(fmt.turn_end)]
                         if isinstance(i, int) and i != tokenizer.unk_token_id}
@@ -165,21 +208,39 @@ class ToolLoopEngine:
         bs = batch_size or self.cfg.batch_size
         # similar prompt lengths together: less left padding to compute
         order = sorted(range(len(conversations)), key=lambda i: len(self.fmt.prompt(conversations[i])))
-        for start in range(0, len(order), bs):
-            idx = order[start:start + bs]
-            yield from self._batch([(i, conversations[i]) for i in idx])
+        items = [(i, conversations[i]) for i in order]
+        if self.cfg.refill and not self.reprefill:
+            yield from self._batch(items, bs)      # one running batch, refilled as rows finish
+        else:
+            for start in range(0, len(items), bs):
+                yield from self._batch(items[start:start + bs], bs)
 
     # ----- the loop ----------------------------------------------------------------------------
-    def _batch(self, items: list[tuple[int, Conversation]]) -> Iterator[Event]:
+    def _admit(self, waiting: list[tuple[int, Conversation]], rows: list[_Row], bs: int) -> list[_Row]:
+        """The waiting conversations that join now: all that fit when the batch is empty, else once
+        a prefill group's worth of places is free (or the last ones are waiting)."""
+        free = bs - len(rows)
+        if not waiting or free <= 0 or (rows and free < min(self.cfg.prefill_group, len(waiting))):
+            return []
+        new = [_Row(i, c, encode_prompt(self.tok, self.fmt, c)) for i, c in waiting[:free]]
+        del waiting[:free]
+        return new
+
+    def _batch(self, items: list[tuple[int, Conversation]], bs: int) -> Iterator[Event]:
         torch = self.torch
-        t_start = time.perf_counter()
-        rows = [_Row(i, c, encode_prompt(self.tok, self.fmt, c)) for i, c in items]
+        waiting = list(items)
+        rows: list[_Row] = []
+        logits = cache = mask = pos = None
         gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
         with torch.inference_mode():
-            t0 = time.perf_counter()
-            logits, cache, mask, pos = self._prefill(rows)
-            self.timing.prefill_s += time.perf_counter() - t0
-            while rows:
+            while rows or waiting:
+                new = self._admit(waiting, rows, bs)
+                if new:
+                    t0 = time.perf_counter()
+                    part = self._prefill(new)
+                    logits, cache, mask, pos = self._merge([(logits, cache, mask, pos), part]) if rows else part
+                    rows += new
+                    self.timing.prefill_s += time.perf_counter() - t0
                 if self.constraint is not None:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
@@ -209,16 +270,16 @@ class ToolLoopEngine:
                         self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
                     parsed = self.fmt.parse(text) if text else None
                     if ended and not (parsed and parsed.calls):
-                        self._close(r, "end_of_turn", t_start)
+                        self._close(r, "end_of_turn", r.t_start)
                     elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
-                        self._close(r, "tool_calls", t_start)
+                        self._close(r, "tool_calls", r.t_start)
                     elif parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])):
                         # the turn ended with calls (or an inline call finished): run them, feed results
-                        for ev in self._run_tools(r, t_start, text, parsed):
+                        for ev in self._run_tools(r, r.t_start, text, parsed):
                             yield ev
                         tool_step = tool_step or not r.done
                     elif r.out.new_tokens >= self.cfg.max_new_tokens:
-                        self._close(r, "max_new_tokens", t_start)
+                        self._close(r, "max_new_tokens", r.t_start)
                     if r.done:
                         finished.append(r)
                         yield Event(r.index, "done", output=r.out)
@@ -226,7 +287,8 @@ class ToolLoopEngine:
                     keep = [k for k, r in enumerate(rows) if not r.done]
                     rows = [rows[k] for k in keep]
                     if not rows:
-                        break
+                        logits = cache = mask = pos = None
+                        continue
                     cache.batch_select_indices(torch.tensor(keep, device=self.device))
                     mask, pos = mask[keep], pos[keep]
                 t0 = time.perf_counter()
@@ -271,37 +333,84 @@ class ToolLoopEngine:
         return self._merge(parts)
 
     def _prefill_group(self, rows: list[_Row]):
-        torch = self.torch
+        if self.store is not None and not self.reprefill:
+            self._share_group_prefix([r.ids for r in rows])
+        return self._prefill_ids([r.ids for r in rows])
 
-        width = max(len(r.ids) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for k, r in enumerate(rows):
-            ids[k, width - len(r.ids):] = torch.tensor(r.ids)
-            mask[k, width - len(r.ids):] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        pos = (mask.cumsum(1) - 1).clamp(min=0)
+    def _share_group_prefix(self, seqs: list[list[int]]) -> None:
+        """Rows of one group that start alike (and that the store cannot serve yet) get their common
+        start prefilled once, alone, into the store: the group then reuses it like an older prompt."""
+        if len(seqs) < 2:
+            return
+        common = min(len(s) for s in seqs) - 1
+        for s in seqs[1:]:
+            common = min(common, _lcp(seqs[0], s, common))
+        if common >= 2 * MIN_PREFIX and common - self.store.lookup(seqs[0][:common + 1], MIN_PREFIX)[0] >= MIN_PREFIX:
+            self._prefill_ids([seqs[0][:common]])
+
+    def _prefill_ids(self, seqs: list[list[int]]):
+        """Prompts into a fresh cache, right-aligned. With a prefix store, each row's longest stored
+        prefix is copied in (right-aligned in a prefix region) and only the rest is computed:
+        [pad | stored prefix | pad | rest], masked, with each row's true position ids."""
+        torch = self.torch
+        hits = [self.store.lookup(s, MIN_PREFIX) if self.store is not None and not self.reprefill else (0, None)
+                for s in seqs]
+        lead = max(n for n, _ in hits)
+        rests = [s[n:] for s, (n, _) in zip(seqs, hits)]
+        width = max(len(r) for r in rests)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), lead + width), dtype=torch.long)
+        pos = torch.zeros((len(seqs), width), dtype=torch.long)
+        for k, (rest, (n, _)) in enumerate(zip(rests, hits)):
+            ids[k, width - len(rest):] = torch.tensor(rest)
+            mask[k, lead + width - len(rest):] = 1
+            mask[k, lead - n:lead] = 1
+            pos[k, width - len(rest):] = torch.arange(n, n + len(rest))
+        ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         cache = new_cache(self.model.config)
+        if lead:
+            stored = next(kv for n, kv in hits if n)
+            for layer, (k0, v0) in enumerate(stored):
+                keys = k0.new_zeros(len(seqs), k0.shape[1], lead, k0.shape[3])
+                values = v0.new_zeros(len(seqs), v0.shape[1], lead, v0.shape[3])
+                for k, (n, kv) in enumerate(hits):
+                    if n:
+                        keys[k, :, lead - n:] = kv[layer][0][0, :, :n]
+                        values[k, :, lead - n:] = kv[layer][1][0, :, :n]
+                cache.update(keys, values, layer)
         # logits for the last position only: the vocabulary projection of a whole prompt is wasted work
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
-                         logits_to_keep=1)
-        return out.logits[:, -1, :].float(), out.past_key_values, mask, pos[:, -1:]
+        out = self._forward(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache)
+        cache = out.past_key_values
+        if self.store is not None and not self.reprefill:
+            for k, s in enumerate(seqs):
+                slots = mask[k].nonzero().squeeze(1)
+                self.store.add(s, [(layer.keys[k:k + 1, :, slots].clone(), layer.values[k:k + 1, :, slots].clone())
+                                   for layer in cache.layers])
+        return out.logits[:, -1, :].float(), cache, mask, pos[:, -1:]
+
+    def _forward(self, **inputs):
+        torch = self.torch
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.autocast):
+            return self.model(**inputs, use_cache=True, logits_to_keep=1)
 
     def _merge(self, parts):
-        """One left-padded batch cache from several group caches (attention layers only)."""
+        """One left-padded batch cache from several group caches (attention layers only). Leading
+        slots that no row of a part uses are dropped (a running batch's rows that left)."""
         torch = self.torch
 
-        width = max(p[2].shape[1] for p in parts)
+        leads = [int(m.any(0).long().argmax()) for _, _, m, _ in parts]
+        width = max(p[2].shape[1] - lead for p, lead in zip(parts, leads))
         merged = new_cache(self.model.config)
         for layer in range(len(parts[0][1].layers)):
             keys, values = [], []
-            for _, cache, mask, _ in parts:
-                k, v = cache.layers[layer].keys, cache.layers[layer].values
+            for (_, cache, mask, _), lead in zip(parts, leads):
+                k, v = cache.layers[layer].keys[:, :, lead:], cache.layers[layer].values[:, :, lead:]
                 pad = width - k.shape[2]
                 keys.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
                 values.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
             merged.update(torch.cat(keys), torch.cat(values), layer)
-        mask = torch.cat([torch.nn.functional.pad(m, (width - m.shape[1], 0)) for _, _, m, _ in parts])
+        mask = torch.cat([torch.nn.functional.pad(m[:, lead:], (width - m.shape[1] + lead, 0))
+                          for (_, _, m, _), lead in zip(parts, leads)])
         return (torch.cat([p[0] for p in parts]), merged, mask, torch.cat([p[3] for p in parts]))
 
     def _extend(self, rows: list[_Row], cache, mask, last_pos):
@@ -316,8 +425,7 @@ class ToolLoopEngine:
         ids, chunk_mask = ids.to(self.device), chunk_mask.to(self.device)
         pos = last_pos + chunk_mask.cumsum(1)          # pad slots repeat a position; they are masked
         mask = torch.cat([mask, chunk_mask], dim=1)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache, use_cache=True,
-                         logits_to_keep=1)
+        out = self._forward(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache)
         for r in rows:
             r.pending = []
         return out.logits[:, -1, :].float(), out.past_key_values, mask, pos[:, -1:]
@@ -371,6 +479,7 @@ class ToolLoopEngine:
             r.segment = []
         r.done = True
         r.out.stop_reason = reason
+        r.out.output_ids = r.ids[r.out.prompt_tokens:]
         r.out.latency_ms = (time.perf_counter() - t_start) * 1000
 
 
@@ -402,6 +511,13 @@ def default_context() -> ExecutionContext:
 
 
 _VOCAB: dict[str, list[str]] | None = None
+
+
+def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = 0
+    while n < limit and a[n] == b[n]:
+        n += 1
+    return n
 
 
 def _json(obj: Any) -> str:

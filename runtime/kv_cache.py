@@ -72,3 +72,54 @@ def new_cache(config: Any) -> DynamicCache:
     cache = DynamicCache(config=config)
     cache.layers = [GrowingLayer() if type(layer) is DynamicLayer else layer for layer in cache.layers]
     return cache
+
+
+class PrefixStore:
+    """Keys and values of prompts already prefilled, for later prompts that start the same way.
+
+    Each entry is one prompt's ids and its per-layer (1, kv_heads, tokens, head_dim) keys and values.
+    Causal attention makes the states of the first n tokens depend on those n tokens only, so any
+    common start of an entry and a new prompt can be copied instead of computed. Least recently used
+    entries go first once the stored tokens pass `max_tokens`.
+    """
+
+    def __init__(self, max_tokens: int):
+        from collections import OrderedDict
+
+        self.max_tokens = max_tokens
+        self.entries: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+        self.tokens = 0
+        self.hits = 0            # tokens served from the store (not computed)
+
+    def lookup(self, ids: list[int], min_len: int = 1) -> tuple[int, Any]:
+        """(n, entry): the longest stored start of `ids`, at most len(ids) - 1 tokens (the last one
+        must be fed to get logits); (0, None) below `min_len`."""
+        best, key = 0, None
+        limit = len(ids) - 1
+        for k in self.entries:
+            n, m = 0, min(limit, len(k))
+            while n < m and k[n] == ids[n]:
+                n += 1
+            if n > best:
+                best, key = n, k
+        if key is None or best < min_len:
+            return 0, None
+        self.entries.move_to_end(key)
+        self.hits += best
+        return best, self.entries[key]
+
+    def add(self, ids: list[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        key = tuple(ids)
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return
+        if len(key) > self.max_tokens:
+            return
+        for k in [k for k in self.entries if len(k) < len(key) and key[:len(k)] == k]:
+            self.tokens -= len(k)       # a start of the new entry: it serves every lookup the old one did
+            del self.entries[k]
+        self.entries[key] = kv
+        self.tokens += len(key)
+        while self.tokens > self.max_tokens:
+            old, _ = self.entries.popitem(last=False)
+            self.tokens -= len(old)

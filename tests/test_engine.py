@@ -140,7 +140,7 @@ def test_tool_timeout_and_exception_become_results(trained):
     assert "unknown tool" in unknown.error
 
 
-def test_stateful_models_reprefill():
+def test_stateful_models_reprefill():  # (recognised by has_recurrent_state)
     from transformers import Lfm2Config, Lfm2ForCausalLM
 
     cfg = Lfm2Config(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -169,3 +169,66 @@ def test_device_follows_the_model_and_a_missing_gpu_is_a_clear_error(trained):
         with pytest.raises(ToolkitError, match="no CUDA GPU") as err:
             resolve_device("cuda:0")
         assert err.value.field == "model.device"
+
+
+def mixed_cases() -> list[Conversation]:
+    """Rows that finish at different steps: tool-loop cases end at their answer, tool-less ones at the limit."""
+    return [user_case(c) for c in CITIES] + [user_case(c, tools=()) for c in CITIES[:3]]
+
+
+def test_refill_equals_fixed_batches_and_one_by_one(trained):
+    """Finished rows are replaced by waiting conversations (their prompts prefilled and merged into the
+    running cache): the same greedy tokens as fixed batches and as one conversation at a time."""
+    model, tok = trained
+    convs = mixed_cases()
+
+    def run(**kw):
+        engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=30, prefix_cache_tokens=0, **kw))
+        return [o.output_ids for o in engine.run(convs)], engine.timing.steps
+
+    alone, _ = run(batch_size=1, refill=False)
+    fixed, fixed_steps = run(batch_size=2, refill=False)
+    refilled, refill_steps = run(batch_size=2, prefill_group=1)
+    assert len({len(o) for o in alone}) > 1           # rows really finish at different steps
+    assert refilled == fixed == alone
+    assert refill_steps < fixed_steps                 # the batch stayed full instead of waiting for its longest
+
+
+def test_prefix_reuse_gives_the_same_tokens(trained):
+    """Prompts that share their start (the system prompt with the tool list) reuse its stored keys and
+    values: the same tokens as computing every prompt whole, also from a warm store on a second run."""
+    from toolcore.tokenize import encode_prompt
+
+    model, tok = trained
+    convs = mixed_cases()
+    plain = [o.output_ids for o in ToolLoopEngine(model, tok, FMT, GenerationConfig(
+        max_new_tokens=30, batch_size=3, prefix_cache_tokens=0)).run(convs)]
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=30, batch_size=3))
+    assert [o.output_ids for o in engine.run(convs)] == plain
+    first = engine.store.hits
+    prompts = [encode_prompt(tok, FMT, c) for c in convs[:4]]
+    shared = min(next(n for n in range(len(p)) if p[n] != prompts[0][n] or n == len(p) - 1) for p in prompts[1:])
+    assert first >= 3 * shared > 0                    # rows after the first reused the shared system prompt
+    assert [o.output_ids for o in engine.run(convs)] == plain       # a warm store: whole prompts come from it
+    assert engine.store.hits - first >= sum(len(encode_prompt(tok, FMT, c)) - 1 for c in convs)
+
+
+def test_recurrent_state_is_recognised_from_the_model_not_its_name():
+    from transformers import LlamaConfig, LlamaForCausalLM, Lfm2Config, Lfm2ForCausalLM
+
+    from runtime.engine import has_recurrent_state
+
+    lfm2 = Lfm2ForCausalLM(Lfm2Config(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2,
+                                      layer_types=["conv", "full_attention"], block_auto_adjust_ff_dim=False))
+    assert has_recurrent_state(lfm2)
+    lfm2.config.model_type = "some_new_hybrid"        # a name no list knows: still recognised
+    assert has_recurrent_state(lfm2)
+    llama = tiny_llama(300)
+    assert not has_recurrent_state(llama)
+    hybrid = LlamaConfig(vocab_size=300, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2)
+    hybrid.layer_types = ["linear_attention", "full_attention"]     # Qwen3-Next-style layer list
+    assert has_recurrent_state(LlamaForCausalLM(hybrid))
+    engine = ToolLoopEngine(llama, tiny_tokenizer(["a b c"] * 5, extra_special=FMT.tool_tokens, vocab_size=300), FMT)
+    assert not engine.reprefill and engine.store is not None
