@@ -38,6 +38,7 @@ from toolcore.audio import REPLY_RATE, USER_RATE, duration, read_wav, resample, 
 from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 
+from ..workdir import finished_or_refuse, partial_folder
 from .augment import augment
 from .config import SpeechConfig
 from .spoken import to_spoken
@@ -218,19 +219,10 @@ def fingerprint(cfg: SpeechConfig) -> str:
 def generate(cfg: SpeechConfig, *, progress: bool = True) -> dict[str, Any]:
     out = Path(cfg.output_dir)
     fp = fingerprint(cfg)
-    if (out / "manifest.json").exists():
-        manifest = json.loads((out / "manifest.json").read_text())
-        if manifest.get("config_fingerprint") == fp and not cfg.overwrite:
-            return {**manifest, "reused": True}
-        if not cfg.overwrite:
-            raise ToolkitError("a different spoken dataset is already here", file=str(out), field="output_dir",
-                               fix="pass overwrite=true, or choose another output_dir")
-    work = out.with_name(out.name + ".partial")
-    marker = work / "fingerprint.json"
-    if work.exists() and (not marker.exists() or json.loads(marker.read_text()).get("fp") != fp):
-        shutil.rmtree(work)   # leftovers of a run with another config: nothing in them is reusable
-    (work / "shards").mkdir(parents=True, exist_ok=True)
-    write_text_atomic(work / "fingerprint.json", json.dumps({"fp": fp}))
+    reused = finished_or_refuse(out, fp, cfg.overwrite, "spoken dataset")
+    if reused:
+        return reused
+    work = partial_folder(out, fp)
 
     t0 = time.perf_counter()
     workers = cfg.workers or os.cpu_count() or 1

@@ -27,9 +27,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 
+from ..workdir import finished_or_refuse, partial_folder
 from .config import VisionConfig
 from .draw import scene
 from .questions import example
@@ -102,23 +102,14 @@ def shard_plan(cfg: VisionConfig) -> list[tuple[str, int, int]]:
 def generate(cfg: VisionConfig, *, progress: bool = True) -> dict[str, Any]:
     out = Path(cfg.output_dir)
     fp = fingerprint(cfg)
-    if (out / "manifest.json").exists():
-        manifest = json.loads((out / "manifest.json").read_text())
-        if manifest.get("config_fingerprint") == fp and not cfg.overwrite:
-            return {**manifest, "reused": True}
-        if not cfg.overwrite:
-            raise ToolkitError("a vision dataset of another config is already here", file=str(out), field="output_dir",
-                               fix="pass overwrite=true, or choose another output_dir")
+    reused = finished_or_refuse(out, fp, cfg.overwrite, "vision dataset")
+    if reused:
+        return reused
     user_rows = None
     if cfg.user_data:       # validated before any drawing: a bad line fails in a second, not after the run
         from .user_data import read_user_rows
         user_rows = read_user_rows(cfg.user_data)
-    work = out.with_name(out.name + ".partial")
-    marker = work / "fingerprint.json"
-    if work.exists() and (not marker.exists() or json.loads(marker.read_text()).get("fp") != fp):
-        shutil.rmtree(work)     # leftovers of another config: nothing in them is reusable
-    (work / "shards").mkdir(parents=True, exist_ok=True)
-    write_text_atomic(marker, json.dumps({"fp": fp}))
+    work = partial_folder(out, fp)
 
     t0 = time.perf_counter()
     plan = shard_plan(cfg)
