@@ -106,6 +106,7 @@ def main() -> None:
             s, ids, e = engine_run()
             eng_s.append(s)
             eng_ids, engine = eng_ids or ids, engine or e
+            console.print(f"[dim]round: generate {gen_s[-1]:.1f} s, engine {eng_s[-1]:.1f} s, load {os.getloadavg()[0]:.1f}[/dim]")
         seq_s = seq_ids = None
         if args.sequential:
             t0 = time.perf_counter()

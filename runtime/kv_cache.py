@@ -91,7 +91,7 @@ class PrefixStore:
         self.tokens = 0
         self.hits = 0            # tokens served from the store (not computed)
 
-    def lookup(self, ids: list[int], min_len: int = 1) -> tuple[int, Any]:
+    def lookup(self, ids: list[int], min_len: int = 1, count: bool = True) -> tuple[int, Any]:
         """(n, entry): the longest stored start of `ids`, at most len(ids) - 1 tokens (the last one
         must be fed to get logits); (0, None) below `min_len`."""
         best, key = 0, None
@@ -105,7 +105,7 @@ class PrefixStore:
         if key is None or best < min_len:
             return 0, None
         self.entries.move_to_end(key)
-        self.hits += best
+        self.hits += best if count else 0
         return best, self.entries[key]
 
     def add(self, ids: list[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
