@@ -35,7 +35,7 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
-from .kv_cache import PrefixStore, new_cache
+from .kv_cache import PrefixStore, cast_cache, new_cache
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -85,8 +85,9 @@ class GenerationConfig:
     # KV of earlier prompts kept for the next ones that start alike (shared system prompt + tools);
     # about 46 kB a token for SmolLM2-135M in fp32; 0 turns it off
     prefix_cache_tokens: int = 4096
-    # bf16 autocast of the forward passes (CPUs with AVX-512 BF16, GPUs): faster, but greedy outputs
-    # drift from fp32 (benchmarks/bench_eval.py --autocast measures how often), so off by default
+    # bf16 autocast of prompt prefill (CPUs with AVX-512 BF16, GPUs): about 1.7x faster prefill on this
+    # CPU; decoding stays fp32 (under autocast the weights are cast again at every step: slower). Greedy
+    # outputs drift from fp32 (benchmarks/bench_eval.py --autocast counts how often): off by default
     autocast: bool = False
     # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools
     # (names, keys, types; runtime/constrained.py); free text is never constrained
@@ -166,6 +167,7 @@ class ToolLoopEngine:
         self.torch = torch
         self.model, self.tok, self.fmt = model, tokenizer, fmt
         self.device = next(model.parameters()).device   # inputs are built on the CPU, then moved here
+        self.dtype = next(model.parameters()).dtype
         self.cfg = config or GenerationConfig()
         self.recurrent = has_recurrent_state(model)
         self.reprefill = self.cfg.continuation == "reprefill" or (self.cfg.continuation == "auto" and self.recurrent)
@@ -379,7 +381,8 @@ class ToolLoopEngine:
                         values[k, :, lead - n:] = kv[layer][1][0, :, :n]
                 cache.update(keys, values, layer)
         # logits for the last position only: the vocabulary projection of a whole prompt is wasted work
-        out = self._forward(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache)
+        out = self._forward(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
+                            amp=self.cfg.autocast)
         cache = out.past_key_values
         if self.store is not None and not self.reprefill:
             for k, s in enumerate(seqs):
@@ -388,10 +391,13 @@ class ToolLoopEngine:
                                    for layer in cache.layers])
         return out.logits[:, -1, :].float(), cache, mask, pos[:, -1:]
 
-    def _forward(self, **inputs):
+    def _forward(self, amp: bool = False, **inputs):
         torch = self.torch
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.autocast):
-            return self.model(**inputs, use_cache=True, logits_to_keep=1)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=amp):
+            out = self.model(**inputs, use_cache=True, logits_to_keep=1)
+        if amp:     # decoding goes on in the weights' dtype
+            cast_cache(out.past_key_values, self.dtype)
+        return out
 
     def _merge(self, parts):
         """One left-padded batch cache from several group caches (attention layers only). Leading

@@ -33,8 +33,10 @@ class GrowingLayer(DynamicLayer):
         new = key_states.shape[-2]
         if self._k is None or self._n + new > self._k.shape[-2]:
             cap = max(MIN_CAPACITY, 2 * (self._n + new))
-            k = key_states.new_empty(*key_states.shape[:-2], cap, key_states.shape[-1])
-            v = value_states.new_empty(*value_states.shape[:-2], cap, value_states.shape[-1])
+            # one dtype for both (under bf16 autocast values leave v_proj in bf16, keys leave RoPE in fp32)
+            dtype = self._k.dtype if self._k is not None else torch.promote_types(key_states.dtype, value_states.dtype)
+            k = key_states.new_empty(*key_states.shape[:-2], cap, key_states.shape[-1], dtype=dtype)
+            v = value_states.new_empty(*value_states.shape[:-2], cap, value_states.shape[-1], dtype=dtype)
             if self._n:
                 k[..., : self._n, :] = self._k[..., : self._n, :]
                 v[..., : self._n, :] = self._v[..., : self._n, :]
@@ -65,6 +67,17 @@ class GrowingLayer(DynamicLayer):
         self._k = self._v = None
         self._n = 0
         super().reset()
+
+
+def cast_cache(cache: DynamicCache, dtype: torch.dtype) -> None:
+    """Keys and values in `dtype` (after a bf16-autocast prefill, before fp32 decoding)."""
+    for layer in cache.layers:
+        if isinstance(layer, GrowingLayer) and getattr(layer, "_k", None) is not None:
+            if layer._k.dtype != dtype:
+                layer._k, layer._v = layer._k.to(dtype), layer._v.to(dtype)
+                layer._view()
+        elif getattr(layer, "keys", None) is not None and layer.keys.dtype != dtype:
+            layer.keys, layer.values = layer.keys.to(dtype), layer.values.to(dtype)
 
 
 def new_cache(config: Any) -> DynamicCache:

@@ -232,3 +232,13 @@ def test_recurrent_state_is_recognised_from_the_model_not_its_name():
     assert has_recurrent_state(LlamaForCausalLM(hybrid))
     engine = ToolLoopEngine(llama, tiny_tokenizer(["a b c"] * 5, extra_special=FMT.tool_tokens, vocab_size=300), FMT)
     assert not engine.reprefill and engine.store is not None
+
+
+def test_autocast_prefill_runs_and_mostly_agrees(trained):
+    """bf16 autocast (opt-in) prefills in bf16 and decodes on in fp32 from the cast cache."""
+    model, tok = trained
+    convs = [user_case(c) for c in CITIES]
+    fp32 = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=30)).run(convs)
+    amp = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=30, autocast=True)).run(convs)
+    assert all(o.stop_reason for o in amp)
+    assert sum(a.calls == b.calls for a, b in zip(amp, fp32)) >= 3
