@@ -76,7 +76,9 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=2, help="interleaved generate/engine pairs")
     ap.add_argument("--sequential", action="store_true", help="also one-at-a-time generate (slow)")
-    ap.add_argument("--autocast", action="store_true", help="also the engine under bf16 autocast")
+    ap.add_argument("--autocast", action="store_true", help="also the engine under bf16 autocast (prefill)")
+    ap.add_argument("--free", action="store_true", help="the engine without schema-constrained calls (generate has "
+                    "none: where the base model starts a call, the constrained engine writes a valid one instead)")
     args = ap.parse_args()
     console = Console()
     load0 = os.getloadavg()
@@ -91,7 +93,8 @@ def main() -> None:
 
     def engine_run(**kw):
         engine = ToolLoopEngine(model, tok, fmt, GenerationConfig(max_new_tokens=args.max_new_tokens,
-                                                                    batch_size=args.batch_size, **kw))
+                                                                    batch_size=args.batch_size,
+                                                                    constrained=not args.free, **kw))
         t0 = time.perf_counter()
         outs = engine.run(convs)
         return time.perf_counter() - t0, [o.output_ids for o in outs], engine
