@@ -31,7 +31,7 @@ from typing import Any
 from .errors import ToolkitError
 from .formats import ChatFormat, get_format
 from .formats.generic import INSTRUCTION, GenericFormat
-from .formats.hermes import TOOLS_POSTAMBLE, TOOLS_PREAMBLE, HermesFormat, Qwen3Format
+from .formats.hermes import TOOLS_POSTAMBLE, TOOLS_PREAMBLE, HermesFormat
 from .formats.lfm2 import LFM2Format
 from .formats.ovis import CROP_TOOL, OvisFormat
 

@@ -25,7 +25,6 @@ from toolcore.formats import get_format
 from toolcore.registry import BUILTIN_DIR, ToolRegistry
 from toolcore.vocab import Vocabulary
 
-from ..compose import Rejected
 from ..slots import stable_fraction
 from .episodes import EpisodeBuilder, GDraft, Prepared, check, prepare
 from .library import build_library, check_disjoint, unseen_library

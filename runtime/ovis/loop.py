@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from toolcore.schema import ToolCall
 
-from .chat import Piece, encode, merged
+from .chat import encode, merged
 from .tools import CALL_END, CALL_START, ToolSet
 
 
