@@ -220,3 +220,16 @@ def test_call_grammars_are_compiled_once_per_tool_set(tok):
     assert c.compiled([MODE, PING]) is c.compiled([MODE, PING])
     assert c.compiled([]) is None
     assert '"\\"mode\\": "' in get_format("generic").call_grammar([MODE])
+
+
+@pytest.mark.parametrize("name", FORMATS)
+@pytest.mark.parametrize("lo,hi", [(4, 4), (0, 2), (2, None), (1, 3)])
+def test_array_lengths_follow_min_and_max_items(name, lo, hi, tok, constraints):
+    """A box is exactly 4 integers: the grammar refuses [32, 2] (found by the demo adapter on `crop`)."""
+    spec = {"type": "array", "items": {"type": "integer"}, "minItems": lo} | ({"maxItems": hi} if hi is not None else {})
+    tool = Tool("box", "a box", {"type": "object", "properties": {"b": spec}, "required": ["b"]})
+    fmt = get_format(name)
+    for n in range(0, 7):
+        ok = lo <= n and (hi is None or n <= hi)
+        call = ToolCall("box", {"b": list(range(1, n + 1))})
+        assert accepts(constraints[name], [tool], body_ids(tok, fmt, call)) == ok, (n, lo, hi)

@@ -123,14 +123,28 @@ esc ::= ["\\bfnrt] | "u" nonsurrogate
         if kind in simple:
             return simple[kind]
         if kind == "array":
-            item = self.value(spec.get("items") or {})
-            return self.rule(f'"[" ( {item} ( ", " {item} )* )? "]"')
+            return self.array(self.value(spec.get("items") or {}), spec.get("minItems") or 0, spec.get("maxItems"))
         if kind == "object":
             props = spec.get("properties")
             if not props:
                 return "anydict"
             return self.rule(f'"{{" {self.keys(props, spec.get("required", []), self.key_head)} "}}"')
         return "any"
+
+    def array(self, item: str, lo: int, hi: int | None) -> str:
+        """An array of `lo` to `hi` items (a crop box is exactly 4 integers). Bounds are unrolled, so
+        a wide range (over 32 optional items) is left open above rather than blowing up the grammar."""
+        if hi is not None and (hi < lo or hi - lo > 32):
+            hi = None if hi >= lo else lo
+        if hi == 0:
+            return self.rule('"[" "]"')
+        more = f'( ", " {item} )*' if hi is None else ""
+        if hi is not None:     # nested optionals: ( ", " x ( ", " x )? )?
+            for _ in range(hi - max(lo, 1)):
+                more = f'( ", " {item} {more} )?'
+        first = " ".join([item] + [f'", " {item}'] * (max(lo, 1) - 1))
+        body = f"{first} {more}".strip()
+        return self.rule(f'"[" {body} "]"' if lo >= 1 else f'"[" ( {body} )? "]"')
 
     def key_head(self, key: str) -> str:
         return _lit(json.dumps(key, ensure_ascii=False) + ": ")
