@@ -76,7 +76,7 @@ demo: $(STAMP)
 	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval
 
-## demo-eval: the demo adapter (constrained calls, the default, and free) beside the base model, the symbolic
+## demo-eval (BFCL_DIR=<folder of BFCL_v*_*.json + possible_answer/> adds the BFCL categories): the demo adapter (constrained calls, the default, and free) beside the base model, the symbolic
 ## pre-parser and the router (with the tool detector's veto), on the hackathon 30, the hand-written held-out
 ## set and the generated test split
 TUNED := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
@@ -91,6 +91,16 @@ demo-eval: $(STAMP)
 	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra model=router model.inner.adapter=$(DEMO)/adapter model.inner.name=smollm2-tuned \
 	    model.detector=$(DEMO)/detector output_dir=$(DEMO)/eval/router-$$s; \
+	done
+	$(PY) -m data_gen.schema_driven.unseen --out $(DEMO)/unseen_tools.jsonl
+	@set -e; for m in symbolic tuned; do \
+	  [ $$m = tuned ] && model="$(TUNED)" || model="model=symbolic"; \
+	  $(PY) -m eval suite=$(DEMO)/unseen_tools.jsonl $$model output_dir=$(DEMO)/eval/$$m-unseen; \
+	done
+	@set -e; [ -z "$(BFCL_DIR)" ] || for q in $(BFCL_DIR)/BFCL_v*_*.json; do \
+	  c=$$(basename $$q .json | sed 's/^BFCL_v[0-9]*_//'); a=$(BFCL_DIR)/possible_answer/$$(basename $$q); \
+	  [ -f $$a ] && ans="answers=$$a" || ans=""; \
+	  $(PY) -m eval suite=$$q $$ans metric=bfcl_ast $(TUNED) output_dir=$(DEMO)/bfcl/tuned-$$c; \
 	done
 	$(PY) -m eval.report $(DEMO)/eval/*/ --out $(DEMO)/report.html --title "make demo: SmolLM2-135M tool calling"
 
