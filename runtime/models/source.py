@@ -61,14 +61,12 @@ def resolve_source(*, family: Mapping[str, Any] | None = None, path: str | None 
             if value is not None:
                 break   # an explicit value that agrees settles it; the family is not asked
     chosen_path = path or record.get("path") or family.get("path")
-    chosen_format = format or record.get("format") or family.get("format")
+    # with nothing saying otherwise a model is prompted in the generic format (as `model=hf` always was)
+    chosen_format = format or record.get("format") or family.get("format") or "generic"
     if not chosen_path:
         raise ToolkitError("no base model given", field=f"{field}.path",
                            fix=f"set {field}.path (a hub id or folder), pick a family (model=smollm2), "
                                f"or give {field}.adapter of a toolkit training run")
-    if not chosen_format:
-        raise ToolkitError("no tool format given", field=f"{field}.format",
-                           fix=f"set {field}.format (generic | qwen2_5 | qwen3 | lfm2 | ovis2_5)")
     chosen_dtype = dtype or family.get("dtype") or record.get("dtype") or default_dtype
     return ModelSource(str(chosen_path), str(chosen_format), str(chosen_dtype),
                        family.get("name") or record.get("name"))
