@@ -70,7 +70,7 @@ def test_other_instantiation_errors_are_one_line(tmp_path):
 
 def test_unset_mandatory_value_is_one_line(tmp_path):
     err = one_line_error(run("eval", "suite=hackathon30", "model=hf", f"output_dir={tmp_path / 'o'}"))
-    assert "configs/eval.yaml" in err and "model.path" in err and "model.path=..." in err
+    assert "field 'model.path'" in err and "no base model given" in err and "(fix: set model.path" in err
 
 
 def test_toolkit_cause_walks_the_chain():

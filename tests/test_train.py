@@ -29,7 +29,8 @@ from .tiny_models import assert_same_safetensors, tiny_llama, tiny_tokenizer
 ROOT = Path(__file__).resolve().parents[1]
 FMT = get_format("generic")
 # the 4 logged losses (every 2 steps) of the seeded tiny run; a change here is a behaviour change
-EXPECTED_LOSSES = [6.5100, 6.4858, 6.4493, 6.4083]
+# (last changed when the default data became 30% schema-driven rows: the fixture uses the defaults)
+EXPECTED_LOSSES = [6.5207, 6.4858, 6.4295, 6.4242]
 
 
 @pytest.fixture(scope="module")

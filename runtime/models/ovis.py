@@ -25,8 +25,8 @@ from .base import Prediction
 
 
 class OvisModel:
-    def __init__(self, path: str, name: str = "ovis2_5", adapter: str | None = None, dtype: str = "auto",
-                 trust_remote_code: bool = False, max_new_tokens: int = 64, max_tool_calls: int = 3,
+    def __init__(self, path: str | None = None, name: str = "ovis2_5", adapter: str | None = None,
+                 dtype: str | None = None, trust_remote_code: bool = False, family: Any = None, max_new_tokens: int = 64, max_tool_calls: int = 3,
                  tool_timeout_s: float = 15.0, batch_size: int = 8, feed: str = "tool",
                  describe_trained: bool = True, described_tools: Sequence[dict] = (), thumbnails: bool = True):
         if feed not in ("tool", "full"):
@@ -34,6 +34,12 @@ class OvisModel:
         from runtime.ovis.adapter import adapter_for, load_ovis
         from toolcore.hub import resolve_model_path
 
+        from .source import resolve_source
+
+        # the family (configs/family/ovis2_5.yaml, also training's) names the checkpoint and dtype
+        src = resolve_source(family=family, path=path, format="ovis2_5", dtype=dtype, adapter=adapter,
+                             default_dtype="auto")
+        path, dtype = src.path, src.dtype
         self.name = name
         self.model, self.tok = load_ovis(resolve_model_path(path), dtype=dtype, trust_remote_code=trust_remote_code,
                                          field="model")
