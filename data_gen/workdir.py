@@ -9,6 +9,7 @@ another config are removed (nothing in them is reusable).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -40,3 +41,14 @@ def partial_folder(out: Path, fp: str) -> Path:
     (work / "shards").mkdir(parents=True, exist_ok=True)
     write_text_atomic(marker, json.dumps({"fp": fp}))
     return work
+
+
+def publish(work: Path, out: Path) -> None:
+    """Move the finished `.partial` folder to `out` (replacing an older dataset there): the folder at
+    `out` is always either the old complete dataset or the new one."""
+    if out.exists():
+        old = out.with_name(out.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out, old)
+        shutil.rmtree(old)
+    os.replace(work, out)

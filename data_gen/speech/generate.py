@@ -38,7 +38,7 @@ from toolcore.audio import REPLY_RATE, USER_RATE, duration, read_wav, resample, 
 from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
 
-from ..workdir import finished_or_refuse, partial_folder
+from ..workdir import finished_or_refuse, partial_folder, publish
 from .augment import augment
 from .config import SpeechConfig
 from .spoken import to_spoken
@@ -303,12 +303,7 @@ def finalize(cfg: SpeechConfig, work: Path, out: Path, results: dict, wall: floa
     manifest = build_manifest(cfg, results, splits, wall, fp)
     write_text_atomic(work / "manifest.json", json.dumps(manifest, indent=2))
     write_preview(work, cfg.preview_examples, seed=cfg.seed)
-    if out.exists():
-        old = out.with_name(out.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out, old)
-        shutil.rmtree(old)
-    os.replace(work, out)
+    publish(work, out)
     return manifest
 
 

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from toolcore.files import write_text_atomic
 
-from ..workdir import finished_or_refuse, partial_folder
+from ..workdir import finished_or_refuse, partial_folder, publish
 from .config import VisionConfig
 from .draw import scene
 from .questions import example
@@ -171,10 +171,5 @@ def finalize(cfg: VisionConfig, work: Path, out: Path, plan, user_rows, wall: fl
     shutil.rmtree(work / "shards")
     (work / "fingerprint.json").unlink()
     write_preview(work, cfg.preview_examples, seed=cfg.seed)
-    if out.exists():
-        old = out.with_name(out.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out, old)
-        shutil.rmtree(old)
-    os.replace(work, out)
+    publish(work, out)
     return manifest
