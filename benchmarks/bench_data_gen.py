@@ -30,8 +30,8 @@ from toolcore.decontam import normalize
 from data_gen.generate import Generator, to_record
 
 
-def timed_run(start: int, attempts: int) -> tuple[float, int, Counter]:
-    gen = Generator(DataGenConfig())
+def timed_run(start: int, attempts: int, cfg: DataGenConfig | None = None) -> tuple[float, int, Counter]:
+    gen = Generator(cfg or DataGenConfig())
     seen: set[str] = set()
     rejections: Counter = Counter()
     kept = 0
@@ -49,18 +49,7 @@ def schema_driven_run(attempts: int) -> tuple[float, int, Counter]:
     """Verified schema-driven conversations (data_gen/schema_driven) in one process."""
     from data_gen.schema_driven.config import GeneralConfig
 
-    gen = Generator(DataGenConfig(general=GeneralConfig(share=1.0)))
-    seen: set[str] = set()
-    rejections: Counter = Counter()
-    kept = 0
-    t0 = time.perf_counter()
-    for i in range(attempts):
-        rec, reason = gen.attempt(i, seen)
-        if rec is None:
-            rejections[reason] += 1
-        else:
-            kept += 1
-    return time.perf_counter() - t0, kept, rejections
+    return timed_run(0, attempts, DataGenConfig(general=GeneralConfig(share=1.0)))
 
 
 def stage_breakdown(gen: Generator, attempts: int) -> dict[str, float]:
