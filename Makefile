@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup data test bench eval-symbolic report demo demo-eval serve clean
+.PHONY: setup data test bench eval-symbolic report demo demo-eval serve vllm-parser-env clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PY312)" || { echo "error: Python 3.12 not found (install it, e.g. pyenv install 3.12)"; exit 1; }
@@ -35,6 +35,15 @@ $(VENV)/.slurm: | $(STAMP)
 	  --no-install-recommends slurmctld slurmd slurm-client munge slurmdbd mariadb-server; }; then touch $@; \
 	else echo "warning: the Slurm packages did not install: the cluster tests will be skipped"; fi
 
+# vLLM's Python side (the wheel's modules, no CUDA kernels) in a side folder, for the test of the vLLM
+# tool-parser plugin (serve/vllm_tool_parser.py); about 15 s with pip's cache. Where PyPI cannot be
+# reached the test is skipped, saying why, and the next `make test` tries again.
+$(VENV)/.vllm-parser: | $(STAMP)
+	@if PY=$(PY) scripts/vllm_parser_env.sh $(VENV)/vllm-parser >/dev/null; then touch $@; \
+	else echo "warning: vLLM's modules could not be fetched: the vLLM plugin test will be skipped"; fi
+
+vllm-parser-env: $(VENV)/.vllm-parser
+
 setup: $(STAMP)
 
 ## data: the default verified dataset -> data/default (DatasetDict + manifest.json + exports), then its
@@ -53,7 +62,7 @@ serve: $(STAMP)
 	$(PY) -m serve model=smollm2 model.adapter=runs/demo/adapter $(SERVE_ARGS)
 
 ## test: the whole test suite (what CI runs)
-test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak $(VENV)/.slurm
+test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak $(VENV)/.slurm $(VENV)/.vllm-parser
 	$(PY) -m pytest
 
 ## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification;
