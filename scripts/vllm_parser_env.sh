@@ -15,6 +15,7 @@ mkdir -p "$DEST/wheel" "$DEST/site" "$DEST/deps"
 "$PY" -m pip install -q --no-deps --upgrade --target "$DEST/deps" cbor2 pyzmq aiohttp multidict yarl propcache \
   aiohappyeyeballs aiosignal frozenlist openai-harmony pybase64 cachetools prometheus_client msgspec uvloop \
   py-cpuinfo partial-json-parser
-rm -rf "$DEST/wheel"
+rm -rf "$DEST/wheel" "$DEST/ready"
 PYTHONPATH="$DEST/site:$DEST/deps" "$PY" -c "import vllm.tool_parsers" 2>/dev/null
+touch "$DEST/ready"       # the test runs only against a folder that imported once
 echo "vLLM $VLLM_VERSION tool parsers importable with PYTHONPATH=$DEST/site:$DEST/deps"

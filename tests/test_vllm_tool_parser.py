@@ -38,7 +38,7 @@ OUTPUTS = [
 
 @pytest.fixture(scope="module")
 def checked():
-    if not (SIDE / "site" / "vllm").is_dir():
+    if not (SIDE / "ready").is_file():
         pytest.skip(f"vLLM's Python side is not at {SIDE}: run `make vllm-parser-env`")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SIDE / "site"), str(SIDE / "deps"), str(ROOT)]),
                VLLM_LOGGING_LEVEL="ERROR")
