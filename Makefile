@@ -38,11 +38,12 @@ $(VENV)/.slurm: | $(STAMP)
 # vLLM's Python side (the wheel's modules, no CUDA kernels) in a side folder, for the test of the vLLM
 # tool-parser plugin (serve/vllm_tool_parser.py); about 15 s with pip's cache. Where PyPI cannot be
 # reached the test is skipped, saying why, and the next `make test` tries again.
-$(VENV)/.vllm-parser: | $(STAMP)
-	@if PY=$(PY) scripts/vllm_parser_env.sh $(VENV)/vllm-parser >/dev/null; then touch $@; \
-	else echo "warning: vLLM's modules could not be fetched: the vLLM plugin test will be skipped"; fi
+# The script writes the folder's `ready` file only once vLLM's modules import from it.
+$(VENV)/vllm-parser/ready: | $(STAMP)
+	@PY=$(PY) scripts/vllm_parser_env.sh $(VENV)/vllm-parser >/dev/null || \
+	echo "warning: vLLM's modules could not be fetched: the vLLM plugin test will be skipped"
 
-vllm-parser-env: $(VENV)/.vllm-parser
+vllm-parser-env: $(VENV)/vllm-parser/ready
 
 setup: $(STAMP)
 
@@ -62,7 +63,7 @@ serve: $(STAMP)
 	$(PY) -m serve model=smollm2 model.adapter=runs/demo/adapter $(SERVE_ARGS)
 
 ## test: the whole test suite (what CI runs)
-test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak $(VENV)/.slurm $(VENV)/.vllm-parser
+test: $(STAMP) $(VENV)/.chromium $(VENV)/.espeak $(VENV)/.slurm $(VENV)/vllm-parser/ready
 	$(PY) -m pytest
 
 ## bench: throughput figures: data generation, evaluation engine, training (vs TRL), speech synthesis + verification;

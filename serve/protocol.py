@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolcore.conversation import Conversation, Message, Part
 from toolcore.errors import ToolkitError
 from toolcore.formats import ChatFormat
+from toolcore.formats.base import partial_marker
 from toolcore.schema import Tool, ToolCall
 
 from .errors import bad_request, from_toolkit
@@ -246,8 +247,7 @@ class TurnText:
             self.closed = True
             safe = cut
         else:
-            hold = max((k for m in self.markers for k in range(1, len(m)) if self.raw.endswith(m[:k])), default=0)
-            safe = len(self.raw) - hold
+            safe = len(self.raw) - partial_marker(self.raw, self.markers)
         out = self.raw[self.sent:safe] if safe > self.sent else ""
         self.sent = max(self.sent, safe)
         return out

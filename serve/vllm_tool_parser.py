@@ -25,6 +25,7 @@ from vllm.entrypoints.generate.base.protocol import (DeltaFunctionCall, DeltaMes
 from vllm.renderers.chat_utils import make_tool_call_id
 from vllm.tool_parsers.abstract_tool_parser import ToolParser, ToolParserManager
 
+from toolcore.formats.base import partial_marker
 from toolcore.formats.generic import GenericFormat
 
 
@@ -59,9 +60,9 @@ class ToolkitGenericToolParser(ToolParser):
         while True:
             i = text.find(self.start, pos)
             if i < 0:       # prose to the end, less a tail that may still become a call marker
-                hold = max((k for k in range(1, len(self.start)) if text.endswith(self.start[:k])), default=0)
-                content.append(text[pos:len(text) - hold])
-                pos = max(pos, len(text) - hold)
+                safe = len(text) - partial_marker(text, [self.start])
+                content.append(text[pos:safe])
+                pos = max(pos, safe)
                 break
             content.append(text[pos:i])
             j = text.find(self.end, i + len(self.start))

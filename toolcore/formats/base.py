@@ -193,6 +193,12 @@ def split_blocks(text: str, start: str, end: str) -> tuple[list[str], str, list[
     return bodies, "".join(outside).strip(), failures
 
 
+def partial_marker(text: str, markers: Sequence[str]) -> int:
+    """How many characters at the end of `text` may be the start of one of `markers` (a stream holds
+    them back until the next piece decides)."""
+    return max((k for m in markers for k in range(1, len(m)) if text.endswith(m[:k])), default=0)
+
+
 # lone surrogates: a str holds one after a JSON escape such as "\ud800" or a broken decode, never from text
 SURROGATE = re.compile("[\ud800-\udfff]")
 
