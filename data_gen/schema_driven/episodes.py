@@ -208,7 +208,10 @@ class EpisodeBuilder:
         args = dict(prev)
         for key in changed:
             for _ in range(8):
-                args[key] = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
+                try:
+                    args[key] = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
+                except Unsupported as u:
+                    raise Rejected(f"general:unsupported:{u.reason}") from None
                 if args[key] != prev[key]:
                     break
             else:

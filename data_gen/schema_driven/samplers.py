@@ -312,8 +312,16 @@ class Sampler:
                 raise Unsupported("array_min_items")
             return out
         if sem == "object":
-            return {k: self.draw(f, rng, eval_pool, optional_share) for k, f in kind.fields.items()
-                    if k in kind.required or rng.random() < optional_share}
+            obj: dict[str, Any] = {}
+            for k, f in kind.fields.items():
+                if k not in kind.required and rng.random() >= optional_share:
+                    continue
+                try:
+                    obj[k] = self.draw(f, rng, eval_pool, optional_share)
+                except Unsupported:
+                    if k in kind.required:
+                        raise        # an optional field no sampler can fill is left out, as at the top level
+            return obj
         if s.get("type") in ("integer", "number"):
             return self.number(kind, rng)
         return self.string(kind, rng, eval_pool)
