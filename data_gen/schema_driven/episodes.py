@@ -115,16 +115,12 @@ class EpisodeBuilder:
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
-        args: dict[str, Any] = {}
-        for key, kind in p.kinds.items():
-            required = key in p.tool.required
-            if not required and (kind.sem == "const" or rng.random() >= self.optional_share):
-                continue          # optional parameters are often left out, and then absent from the call
-            try:
-                args[key] = self.sampler.draw(kind, rng, eval_pool, self.optional_share)
-            except Unsupported as u:
-                if required:
-                    raise Rejected(f"general:unsupported:{u.reason}") from None
+        # optional parameters are often left out, and then absent from the call
+        try:
+            args = self.sampler.draw_fields(p.kinds, p.tool.required, rng, eval_pool, self.optional_share,
+                                            skip_optional_const=True)
+        except Unsupported as u:
+            raise Rejected(f"general:unsupported:{u.reason}") from None
         return order_ranges(args)
 
     def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool) -> tuple[list[Piece], str]:

@@ -290,6 +290,23 @@ class Sampler:
     def pick(self, sem: str, rng: random.Random, eval_pool: bool) -> str:
         return rng.choice(self.pools[sem, eval_pool])
 
+    def draw_fields(self, kinds: Mapping[str, Kind], required: Any, rng: random.Random, eval_pool: bool,
+                    optional_share: float, *, skip_optional_const: bool = False) -> dict[str, Any]:
+        """Values for an object's fields (a call's arguments, a nested object): every required field, each
+        optional one with probability optional_share (never an optional const when skip_optional_const).
+        An optional field no sampler can fill is left out; a required one raises Unsupported."""
+        out: dict[str, Any] = {}
+        for key, kind in kinds.items():
+            needed = key in required
+            if not needed and ((skip_optional_const and kind.sem == "const") or rng.random() >= optional_share):
+                continue
+            try:
+                out[key] = self.draw(kind, rng, eval_pool, optional_share)
+            except Unsupported:
+                if needed:
+                    raise
+        return out
+
     def draw(self, kind: Kind, rng: random.Random, eval_pool: bool, optional_share: float = 0.5) -> Any:
         s, sem = kind.spec, kind.sem
         if sem == "const":
@@ -312,16 +329,7 @@ class Sampler:
                 raise Unsupported("array_min_items")
             return out
         if sem == "object":
-            obj: dict[str, Any] = {}
-            for k, f in kind.fields.items():
-                if k not in kind.required and rng.random() >= optional_share:
-                    continue
-                try:
-                    obj[k] = self.draw(f, rng, eval_pool, optional_share)
-                except Unsupported:
-                    if k in kind.required:
-                        raise        # an optional field no sampler can fill is left out, as at the top level
-            return obj
+            return self.draw_fields(kind.fields, kind.required, rng, eval_pool, optional_share)
         if s.get("type") in ("integer", "number"):
             return self.number(kind, rng)
         return self.string(kind, rng, eval_pool)
