@@ -42,7 +42,7 @@ def build_data(out: Path, n_train: int, n_test: int, seed: int, *, side: int = 1
     cfg = VisionConfig(output_dir=str(out / "data"), seed=seed, examples={"train": n_train, "test": n_test},
                        kinds={"zoom": 0.85, "no_crop": 0.15}, min_side=side, max_side=side, aspects=[1.0],
                        tags=list(tags), text_px=[9, 11], distractors=list(distractors), clutter=clutter,
-                       shard_size=250, workers=1, preview_examples=8, overwrite=True)
+                       shard_size=250, workers=1, preview_examples=8)
     generate(cfg, progress=False)
     return load_from_disk(str(out / "data"))
 
@@ -93,7 +93,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--visual-table-std", type=float, default=1.0, help="init scale of the visual embedding table")
     ap.add_argument("--pos-init", choices=["random", "sincos"], default="sincos",
                     help="vision position embeddings: transformers' N(0, 0.02) or a 2D sine-cosine table")
-    ap.add_argument("--out", default="runs/prove_vision")
+    ap.add_argument("--out", default="runs/prove_vision", help="one folder per scene config: its data is reused on a rerun")
     a = ap.parse_args(argv)
 
     import torch
