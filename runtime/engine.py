@@ -20,13 +20,19 @@ the running batch (attention-only models; recurrent ones decode fixed batches).
 Prompts that start like one prefilled before (the same system prompt and tool list; an earlier turn of
 the same chat) reuse its keys and values (`prefix_cache_tokens`, kv_cache.PrefixStore): only the rest
 is computed.
+Grounded calls (`grounded_calls`, runtime/grounding.py): before a turn's calls run (or go back to the
+caller), each is checked against the conversation's text. An optional argument whose value no one said
+is dropped; a call whose required value no one said is withdrawn. When every call of the turn is
+withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
+text to take back), it leaves the batch and is prefilled again from there, and it may not open
+another call: the model answers in words, as it learned to for requests no offered tool serves.
 """
 
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Sequence
 
 from toolcore.conversation import Conversation, Message
@@ -35,6 +41,8 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
+from .constrained import single_token_id
+from .grounding import StatedValues, conversation_texts, ground_call
 from .kv_cache import PrefixStore, cast_cache, new_cache
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
@@ -92,6 +100,11 @@ class GenerationConfig:
     # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools
     # (names, keys, types; runtime/constrained.py); free text is never constrained
     constrained: bool = True
+    # (*) a call whose required value the conversation never states is withdrawn (the turn is decoded
+    # again from before it, with calls blocked), an optional one is dropped (runtime/grounding.py).
+    # Measured on the demo adapter's predictions: BFCL irrelevance 0.500 -> 0.725, test split 0.743 ->
+    # 0.765, no suite lost a right call
+    grounded_calls: bool = True
 
 
 @dataclass
@@ -116,11 +129,14 @@ class CaseOutput:
     output_ids: list[int] = field(default_factory=list)   # every id after the prompt (tool responses too)
     stop_reason: str = ""
     constrained_tokens: int = 0          # tokens sampled under a call grammar
+    # calls taken back by the grounding check: {"call", "unstated"} (withdrawn) or {"call", "dropped"}
+    ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class Event:
-    """What the streaming API yields: kind is 'text', 'call', 'result' or 'done'."""
+    """What the streaming API yields: kind is 'text', 'call', 'result', 'rewind' (the last `text`
+    characters streamed are taken back: a withdrawn call) or 'done'."""
 
     index: int
     kind: str
@@ -157,6 +173,8 @@ class _Row:
         self.in_call = False                  # between call_start and call_end
         self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)
         self.end_now = False                  # a forced call (tool_choice) just closed: the turn ends here
+        self.calls_blocked = False            # its calls were withdrawn: it may only answer in words
+        self.rewound_text = ""                # the text the last rewind took back
 
 
 class ToolLoopEngine:
@@ -181,6 +199,7 @@ class ToolLoopEngine:
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self.call_start = getattr(fmt, "call_start", "")
+        self.call_start_id = single_token_id(tokenizer, self.call_start)
         self.turn_end_id = next((i for i in [tokenizer.convert_tokens_to_ids(fmt.turn_end)]
                                  if isinstance(i, int) and i != tokenizer.unk_token_id), None)
         # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
@@ -232,11 +251,13 @@ class ToolLoopEngine:
         torch = self.torch
         waiting = list(items)
         rows: list[_Row] = []
+        rewound: list[_Row] = []        # rows whose calls were withdrawn: prefilled again from before the call
         logits = cache = mask = pos = None
         gen = torch.Generator(device=self.device).manual_seed(self.cfg.seed)
         with torch.inference_mode():
-            while rows or waiting:
-                new = self._admit(waiting, rows, bs)
+            while rows or waiting or rewound:
+                new = rewound + self._admit(waiting, rows + rewound, bs)
+                rewound = []
                 if new:
                     t0 = time.perf_counter()
                     part = self._prefill(new)
@@ -246,13 +267,17 @@ class ToolLoopEngine:
                 if self.constraint is not None:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
-                                         [not r.conv.tools and not r.in_call for r in rows])
+                                         [(not r.conv.tools or r.calls_blocked) and not r.in_call for r in rows])
                     # conv.meta["tool_choice"] "required" or a tool's name: the turn opens with a call, and
                     # ends when it closes (the OpenAI server's forced calls)
                     self.constraint.force(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
                                                    and r.conv.meta.get("tool_choice", "auto") != "auto"])
                     self.constraint.force(logits, [k for k, r in enumerate(rows) if r.end_now], self.turn_end_id)
                     self.timing.constrain_s += time.perf_counter() - t0
+                elif self.call_start_id is not None:
+                    for k, r in enumerate(rows):
+                        if r.calls_blocked:
+                            logits[k, self.call_start_id] = float("-inf")
                 next_ids = self._sample(logits, gen)
                 finished: list[_Row] = []
                 tool_step = False
@@ -271,9 +296,27 @@ class ToolLoopEngine:
                     text = self.tok.decode(r.segment, skip_special_tokens=False) if ended or (
                         self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
                     parsed = self.fmt.parse(text) if text else None
+                    if parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])) \
+                            and self.cfg.grounded_calls:
+                        parsed = self._ground(r, parsed)
+                        if not parsed.calls and self._rewind(r):
+                            yield Event(r.index, "rewind", text=r.rewound_text)
+                            if self.reprefill:
+                                tool_step = True        # every live row is prefilled again anyway
+                            else:
+                                rewound.append(r)       # leaves the batch, joins again prefilled
+                            continue
+                        if not parsed.calls:            # cannot rewind: the call stays text, never a call
+                            r.out.text += text
+                            r.segment = []
                     if ended and not (parsed and parsed.calls):
                         self._close(r, "end_of_turn", r.t_start)
                     elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
+                        # the calls as grounded (not as written) are what the caller gets
+                        r.out.text += text
+                        r.out.calls += parsed.calls
+                        r.out.parse_failures += parsed.failures
+                        r.segment = []
                         self._close(r, "tool_calls", r.t_start)
                     elif parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])):
                         # the turn ended with calls (or an inline call finished): run them, feed results
@@ -285,8 +328,8 @@ class ToolLoopEngine:
                     if r.done:
                         finished.append(r)
                         yield Event(r.index, "done", output=r.out)
-                if finished:
-                    keep = [k for k, r in enumerate(rows) if not r.done]
+                if finished or rewound:
+                    keep = [k for k, r in enumerate(rows) if not r.done and r not in rewound]
                     rows = [rows[k] for k in keep]
                     if not rows:
                         logits = cache = mask = pos = None
@@ -446,6 +489,45 @@ class ToolLoopEngine:
         sorted_p[cut] = 0
         choice = torch.multinomial(sorted_p / sorted_p.sum(-1, keepdim=True), 1, generator=gen)
         return sorted_i.gather(-1, choice).squeeze(-1)
+
+    # ----- grounded calls ----------------------------------------------------------------------
+    def _ground(self, r: _Row, parsed: Any) -> Any:
+        """The turn's calls with unstated optional values dropped and calls with an unstated required
+        value withdrawn (runtime/grounding.py). A spoken request has no text to check against, and a
+        call the caller forced (tool_choice) is the caller's to judge."""
+        if not r.conv.user_texts()[-1] or r.conv.meta.get("tool_choice", "auto") != "auto":
+            return parsed
+        stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text])
+        kept = []
+        for call in parsed.calls:
+            g = ground_call(call, r.conv.tools, stated)
+            if g.call is None:
+                r.out.ungrounded.append({"call": call.to_dict(), "unstated": g.withdrawn_for})
+                continue
+            if g.dropped:
+                r.out.ungrounded.append({"call": call.to_dict(), "dropped": g.dropped})
+            kept.append(g.call)
+        return replace(parsed, calls=kept)
+
+    def _rewind(self, r: _Row) -> bool:
+        """Take the row back to just before its call's start marker and block further calls. False
+        (nothing changed) where the format has no start marker, it is not found, or the row was
+        rewound before (it then ends its turn)."""
+        if not self.call_start or r.calls_blocked:
+            return False
+        seg = r.segment
+        start = next((j for j in range(len(seg) - 1, -1, -1)
+                      if self.call_start in self.tok.decode(seg[j:], skip_special_tokens=False)), None)
+        if start is None:
+            return False
+        removed = seg[start:]
+        # the same pieces the text events streamed, so a client can take back exactly that many characters
+        r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)
+        r.segment = seg[:start]
+        del r.ids[len(r.ids) - len(removed):]
+        r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
+        r.calls_blocked = True
+        return True
 
     # ----- tools -------------------------------------------------------------------------------
     def _run_tools(self, r: _Row, t_start: float, text: str, parsed) -> Iterator[Event]:

@@ -122,6 +122,8 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
                 delta = turn.add(ev.text)
                 if delta:
                     yield "delta", delta
+            elif ev.kind == "rewind":
+                turn.rewind(ev.text)
             elif ev.kind == "call":
                 executed.append(wire_call(ev.call))
             elif ev.kind == "result":
@@ -131,6 +133,8 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
                 out = ev.output
                 sent = turn.raw[:turn.sent]
                 content, calls, _ = turn.final()
+                if out.stop_reason == "tool_calls":       # handed back: the calls as the engine grounded them
+                    calls = out.calls[len(executed):]
                 if not calls and content.startswith(sent) and len(content) > len(sent):
                     yield "delta", content[len(sent):]     # a malformed call stays text: stream the rest
                 if calls and not request.parallel:

@@ -237,6 +237,14 @@ class TurnText:
     def reset(self) -> None:          # a server-side tool ran: the next turn starts
         self.raw, self.sent, self.closed = "", 0, False
 
+    def rewind(self, text: str) -> None:
+        """The engine took back a withdrawn call (`text`, the pieces it had streamed): drop it. Content
+        stops at a call's start marker, so nothing taken back was sent."""
+        if text and self.raw.endswith(text):
+            self.raw = self.raw[:-len(text)]
+        self.closed = False
+        self.sent = min(self.sent, len(self.raw))
+
     def add(self, piece: str) -> str:
         """The content newly safe to stream after `piece`."""
         self.raw += piece

@@ -8,7 +8,6 @@ answer must name that condition. A model that ignored the result would be right 
 from __future__ import annotations
 
 import random
-import threading
 import time
 
 import pytest
@@ -16,7 +15,7 @@ import torch
 
 from runtime.engine import GenerationConfig, ToolLoopEngine
 from toolcore.conversation import Conversation, Message
-from toolcore.executors import EXECUTORS, ExecutionContext, ToolResult
+from toolcore.executors import EXECUTORS, ToolResult
 from toolcore.formats import get_format
 from toolcore.schema import Tool, ToolCall
 from toolcore.tokenize import encode_conversation
@@ -31,6 +30,8 @@ SKY = Tool("check_sky", "Look at the sky in a city",
 SLOW = Tool("slow_tool", "Takes forever", {"type": "object", "properties": {}}, executor="test_slow")
 BROKEN = Tool("broken_tool", "Raises", {"type": "object", "properties": {}}, executor="test_broken")
 SALT = ["0"]
+HOME, HOME_CITY = "how is the sky at home?", "Turin"
+STEPS_GUESSER = 250
 
 
 def sky_executor(args, ctx):
@@ -50,16 +51,14 @@ def broken_executor(args, ctx):
 EXECUTORS.update({"test_sky": sky_executor, "test_slow": slow_executor, "test_broken": broken_executor})
 
 
-def episode(city: str, sky: str, tool: Tool = SKY) -> Conversation:
+def episode(city: str, sky: str, tool: Tool = SKY, asked: str = "") -> Conversation:
     call = ToolCall(tool.name, {"city": city})
-    return Conversation([Message.text("user", f"how is the sky in {city}?"), Message("assistant", [], [call]),
+    return Conversation([Message.text("user", asked or f"how is the sky in {city}?"), Message("assistant", [], [call]),
                          Message.text("tool", f'{{"sky": "{sky}"}}', name=tool.name),
                          Message.text("assistant", f"It is {sky} in {city}.")], [tool])
 
 
-@pytest.fixture(scope="module")
-def trained():
-    convs = [episode(c, s) for c in CITIES for s in SKIES]
+def train_tiny(convs: list[Conversation], steps: int = 150):
     tok = tiny_tokenizer([FMT.render_text(c) for c in convs] * 3, extra_special=FMT.tool_tokens, vocab_size=400)
     model = tiny_llama(len(tok), hidden=128)   # 64 wide could not learn to copy the city (measured 3/12)
     data = [encode_conversation(tok, FMT, c) for c in convs]
@@ -70,7 +69,7 @@ def trained():
     for k, (i, l) in enumerate(data):
         ids[k, :len(i)], labels[k, :len(l)] = torch.tensor(i), torch.tensor(l)
     model.train()
-    for _ in range(150):
+    for _ in range(steps):
         loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
         loss.backward()
@@ -78,6 +77,18 @@ def trained():
     model.eval()
     assert loss.item() < 0.2, loss.item()
     return model, tok
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return train_tiny([episode(c, s) for c in CITIES for s in SKIES])
+
+
+@pytest.fixture(scope="module")
+def guesser():
+    """Also learned that "at home" is Turin: a value the request never states, as a tuned model guesses one."""
+    return train_tiny([episode(c, s) for c in CITIES for s in SKIES] + [episode(HOME_CITY, s, asked=HOME) for s in SKIES],
+                      steps=STEPS_GUESSER)
 
 
 def user_case(city: str, tools=(SKY,)) -> Conversation:
@@ -242,3 +253,43 @@ def test_autocast_prefill_runs_and_mostly_agrees(trained):
     amp = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=30, autocast=True)).run(convs)
     assert all(o.stop_reason for o in amp)
     assert sum(a.calls == b.calls for a, b in zip(amp, fp32)) >= 3
+
+
+def test_a_call_with_a_value_no_one_said_is_withdrawn_and_the_turn_answered_in_words(guesser):
+    """The model learned to guess Turin for "at home". Grounded calls (the default) withdraw that call before
+    it runs, rewind the row to before the call and block calls; rows beside it in the batch decode as if
+    nothing happened (they leave and rejoin the batch's cache), with the cache and with re-prefill."""
+    model, tok = guesser
+    home = Conversation([Message.text("user", HOME)], [SKY])
+    convs = [user_case("Oslo"), home, user_case("Lima"), home]
+
+    def run(**kw):
+        engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, batch_size=4, **kw))
+        return engine.run(convs)
+
+    free = run(grounded_calls=False)
+    assert free[1].calls == [ToolCall("check_sky", {"city": HOME_CITY})]      # what the model writes
+    for outs in (run(), run(continuation="reprefill")):
+        for k in (1, 3):
+            assert outs[k].calls == [] and outs[k].tool_events == [], outs[k].text
+            assert outs[k].ungrounded == [{"call": {"name": "check_sky", "arguments": {"city": HOME_CITY}},
+                                           "unstated": f"city={HOME_CITY!r}"}]
+            assert "<|tool_call_start|>" not in outs[k].text and outs[k].text
+        for k in (0, 2):
+            assert outs[k].text == free[k].text and outs[k].calls == free[k].calls and not outs[k].ungrounded
+
+
+def test_streaming_takes_back_the_withdrawn_call(guesser):
+    model, tok = guesser
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))
+    events = list(engine.stream(Conversation([Message.text("user", HOME)], [SKY])))
+    kinds = [e.kind for e in events]
+    assert "rewind" in kinds and "call" not in kinds
+    streamed = ""
+    for e in events:
+        if e.kind == "text":
+            streamed += e.text
+        elif e.kind == "rewind":
+            assert streamed.endswith(e.text) and e.text.startswith("<|tool_call_start|>")
+            streamed = streamed[:-len(e.text)]
+    assert streamed == events[-1].output.text

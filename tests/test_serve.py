@@ -262,6 +262,20 @@ def test_a_malformed_call_is_a_normal_message():
     assert content == 'Sure. <|tool_call_start|>{"name": "get_weather", "arguments": {"city": <|tool_call_end|>'
 
 
+def test_a_withdrawn_call_is_taken_back_and_the_words_after_it_stream():
+    """The engine's `rewind` event (a call withdrawn by the grounding check): the turn's text loses the
+    call, streaming goes on with the answer the model writes instead, and no call is returned."""
+    from serve.protocol import TurnText
+
+    turn = TurnText(get_format("generic"), ["<|endoftext|>"])
+    call = ["<|tool_call_start|>", '{"name": "get_weather", "arguments": {"city": "Oslo"}}', "<|tool_call_end|>"]
+    streamed = "".join(turn.add(p) for p in ["Sure", ". ", *call])
+    turn.rewind("".join(call))
+    streamed += "".join(turn.add(p) for p in ["I can't", " check that.", "<|im_end|>"])
+    content, calls, _ = turn.final()
+    assert streamed == content == "Sure. I can't check that." and calls == []
+
+
 def test_smollm2_chat_and_a_forced_call():
     """The real offline default model behind the server."""
     proc, url = start_server("model=smollm2", "model.device=cpu", "default_max_tokens=16", timeout=400)

@@ -1,0 +1,84 @@
+"""Grounded calls (runtime/grounding.py): which values a request states, and what happens to a call
+whose values it does not. The engine's side (withdraw, rewind, answer in words) is in test_engine.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime.grounding import StatedValues, conversation_texts, ground_call
+from toolcore.conversation import Conversation, Message
+from toolcore.schema import Tool, ToolCall
+
+
+def said(text: str) -> StatedValues:
+    return StatedValues.of([text])
+
+
+@pytest.mark.parametrize("text, value", [
+    ("set a timer for forty-five minutes", 45),
+    ("the pasta needs one hundred and fifty one minutes", 151),
+    ("wake me at half past five", 17),               # a clock reading, either half of the day
+    ("wake me at half past five", 30),
+    ("quarter to eight in the morning", 7),
+    ("time me for an hour and a half", 90),
+    ("at an interest rate of 5%", 0.05),
+    ("a dozen eggs", 12),
+    ("over the past decade", 10),
+    ("a loan of 2,500 dollars", 2500),
+    ("charges of 1e-9 and 2e-9", 2e-9),
+    ("drop it by 3 degrees", -3),
+    ("what's the weather", 0),                      # 0 and 1 are defaults people leave unsaid
+])
+def test_numbers_said_in_digits_words_clocks_and_durations_are_stated(text, value):
+    assert said(text).states_number(value)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("thrown straight upwards with a velocity of 5 m/s", 9.8),
+    ("what's the time right now?", 10),
+    ("the magnetic field at distance 'r' from a wire carrying current 'I'", 100),
+    ("set a timer for 25 minutes", 52),
+])
+def test_numbers_no_one_said_are_not_stated(text, value):
+    assert not said(text).states_number(value)
+
+
+def test_a_string_is_stated_by_any_of_its_words_also_after_numbers_become_digits():
+    assert said("how much is seven minus eleven").states_string("7 - 11")
+    assert said("is it cold in new york today").states_string("New York, NY")
+    assert said("add a reminder at seven thirty this evening").states_string("7:30 PM")
+    assert not said("do I need a coat in Winnipeg today").states_string("Vancouver")
+    assert not said("identify the blood cells responsible for clotting").states_string("phospholipid bi-layer")
+
+
+TOOL = Tool("loan", "Monthly payment of a loan", {
+    "type": "object",
+    "properties": {"amount": {"type": "number"}, "years": {"type": "integer"},
+                   "currency": {"type": "string", "enum": ["USD", "EUR"]}, "insured": {"type": "boolean"},
+                   "bank": {"type": "string"}, "rate": {"type": "number"}},
+    "required": ["amount", "years"]})
+
+
+def test_an_unstated_required_value_withdraws_the_call():
+    g = ground_call(ToolCall("loan", {"amount": 1000, "years": 30}), [TOOL], said("a loan of 1000 euros"))
+    assert g.call is None and g.withdrawn_for == "years=30"
+
+
+def test_an_unstated_optional_value_is_dropped_and_the_call_stands():
+    call = ToolCall("loan", {"amount": 1000, "years": 5, "rate": 4.5, "bank": "Chase"})
+    g = ground_call(call, [TOOL], said("a five year loan of 1000 euros at Chase"))
+    assert g.call == ToolCall("loan", {"amount": 1000, "years": 5, "bank": "Chase"}) and g.dropped == ["rate"]
+
+
+def test_enums_booleans_and_unoffered_tools_are_not_judged():
+    call = ToolCall("loan", {"amount": 1000, "years": 5, "currency": "EUR", "insured": True})
+    assert ground_call(call, [TOOL], said("a five year loan of 1000")).call == call
+    stray = ToolCall("other", {"x": 123})
+    assert ground_call(stray, [TOOL], said("nothing here")).call == stray
+
+
+def test_every_message_of_the_conversation_can_state_a_value():
+    conv = Conversation([Message.text("system", "The user lives in Lisbon."), Message.text("user", "weather at home?"),
+                         Message.text("tool", '{"phone": "555-0199"}', name="lookup")], [])
+    stated = StatedValues.of(conversation_texts(conv))
+    assert stated.states_string("Lisbon") and stated.states_string("555-0199")
