@@ -118,6 +118,13 @@ def invalid_calls(cases: Sequence[Case], predictions: Sequence[Prediction]) -> d
     return counts | {"total": sum(counts.values())}
 
 
+def ungrounded_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
+    """What the engine's grounding check took back (runtime/grounding.py): calls withdrawn for an unstated
+    required value, and calls that lost unstated optional arguments."""
+    taken = [u for p in predictions for u in p.details.get("ungrounded") or []]
+    return {"withdrawn_calls": sum("unstated" in u for u in taken), "trimmed_calls": sum("dropped" in u for u in taken)}
+
+
 def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
@@ -213,6 +220,7 @@ def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "
         "variants": {k: summarize(v) | (_accuracy(cases, verdicts[k]) if bfcl else {}) for k, v in variants.items()},
         "timing": timing, "latency": latency_summary(measured, batched_s, len(cases)),
         "routes": _routes(predictions), "invalid_calls": invalid_calls(cases, predictions),
+        "ungrounded": ungrounded_counts(predictions),
         "simulated_tool_results": sum(e.get("simulated", False) for p in predictions
                                       for e in p.details.get("tool_events", [])),
     }
