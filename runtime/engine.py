@@ -21,8 +21,9 @@ Prompts that start like one prefilled before (the same system prompt and tool li
 the same chat) reuse its keys and values (`prefix_cache_tokens`, kv_cache.PrefixStore): only the rest
 is computed.
 Grounded calls (`grounded_calls`, runtime/grounding.py): before a turn's calls run (or go back to the
-caller), each is checked against the conversation's text. An optional argument whose value no one said
-is dropped; a call whose required value no one said is withdrawn. When every call of the turn is
+caller), each is checked against the conversation's text. A string the user nearly said is copied from
+their words; an optional argument whose value no one said is dropped; a call whose required value no
+one said is withdrawn. When every call of the turn is
 withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
 text to take back), it leaves the batch and is prefilled again from there, and it may not open
 another call: the model answers in words, as it learned to for requests no offered tool serves.
@@ -42,7 +43,7 @@ from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
 from .constrained import single_token_id
-from .grounding import StatedValues, conversation_texts, ground_call
+from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, new_cache
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
@@ -129,7 +130,8 @@ class CaseOutput:
     output_ids: list[int] = field(default_factory=list)   # every id after the prompt (tool responses too)
     stop_reason: str = ""
     constrained_tokens: int = 0          # tokens sampled under a call grammar
-    # calls taken back by the grounding check: {"call", "unstated"} (withdrawn) or {"call", "dropped"}
+    # what the grounding check changed, with the call as written: {"call", "unstated"} (withdrawn), or
+    # {"call", "dropped"?, "snapped"?} (unstated optional arguments left out, strings copied from the user)
     ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -497,15 +499,16 @@ class ToolLoopEngine:
         call the caller forced (tool_choice) is the caller's to judge."""
         if not r.conv.user_texts()[-1] or r.conv.meta.get("tool_choice", "auto") != "auto":
             return parsed
-        stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text])
+        stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text], said=user_texts(r.conv))
         kept = []
         for call in parsed.calls:
             g = ground_call(call, r.conv.tools, stated)
             if g.call is None:
                 r.out.ungrounded.append({"call": call.to_dict(), "unstated": g.withdrawn_for})
                 continue
-            if g.dropped:
-                r.out.ungrounded.append({"call": call.to_dict(), "dropped": g.dropped})
+            if g.dropped or g.snapped:
+                r.out.ungrounded.append({"call": call.to_dict(), **({"dropped": g.dropped} if g.dropped else {}),
+                                         **({"snapped": g.snapped} if g.snapped else {})})
             kept.append(g.call)
         return replace(parsed, calls=kept)
 

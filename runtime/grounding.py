@@ -20,13 +20,22 @@ What counts as stated is deliberately lenient, because a false withdrawal loses 
   also after spelled-out numbers become digits ("seven minus eleven" grounds "7 - 11");
 - enum members, booleans, consts, arrays and objects are never judged (the schema or the call's shape,
   not the user's words, carries them).
+
+Before that check, a string value with no digits that the user's words do not contain but nearly do is
+copied from them (`snap`): the span of the user's text (as many words as the value, one more or one
+fewer) most like it, when their similarity (difflib's ratio) is at least 0.85: "Bohmian Rhapsody" ->
+"Bohemian Rhapsody", "B Beijing" -> "Beijing", "make grocery list" -> "make a grocery list". Values
+with digits (times, expressions, dates) are left alone: their canonical forms differ from what was
+said on purpose ("3:15 p.m." -> "3:15 PM").
 Measured on the demo adapter's saved predictions (stop 24 note): no suite lost a right call; BFCL
-irrelevance 0.500 -> 0.725, the generated test split 0.743 -> 0.765.
+irrelevance 0.500 -> 0.725, the generated test split 0.743 -> 0.765; snapping alone: hackathon 30
+0.922 -> 0.956, test split 0.743 -> 0.746, unseen tools 0.652 -> 0.663.
 """
 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -40,6 +49,8 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?|\.\d+")
 _QUANTITY_WORDS = {"dozen": 12, "decade": 10, "century": 100, "pair": 2, "couple": 2, "fortnight": 14}
 _QUANTITY_RE = re.compile(r"\b(" + "|".join(_QUANTITY_WORDS) + r")s?\b")
 _ALWAYS_STATED = {0.0, 1.0}
+SNAP_SIMILARITY = 0.85
+_WORD = re.compile(r"[\w'-]+")
 
 
 @dataclass
@@ -48,9 +59,10 @@ class StatedValues:
 
     text: str
     numbers: set[float] = field(default_factory=set)
+    said: list[str] = field(default_factory=list)      # the user's own texts, for `snap`
 
     @classmethod
-    def of(cls, texts: Iterable[str]) -> "StatedValues":
+    def of(cls, texts: Iterable[str], said: Iterable[str] = ()) -> "StatedValues":
         raw = " \n ".join(t for t in texts if t)
         num = digitize(raw) if raw else ""
         found: set[float] = set()
@@ -68,10 +80,27 @@ class StatedValues:
         numbers = set(_ALWAYS_STATED)
         for n in found:                      # signs, percents, thousands
             numbers |= {n, -n, n / 100, n * 100, n * 1000}
-        return cls(raw.lower() + " \n " + num, numbers)
+        return cls(raw.lower() + " \n " + num, numbers, [t for t in said if t])
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
+
+    def snap(self, value: str) -> str:
+        """`value`, or the span of the user's words it nearly is (see the module docstring)."""
+        low = value.lower().strip()
+        if not low or re.search(r"\d", low) or any(low in t.lower() for t in self.said):
+            return value
+        n = len(_WORD.findall(value))
+        best, span = SNAP_SIMILARITY, None
+        for text in self.said:
+            words = [m.span() for m in _WORD.finditer(text)]
+            for k in (n - 1, n, n + 1):
+                for i in range(len(words) - k + 1) if k >= 1 else ():
+                    cand = text[words[i][0]:words[i + k - 1][1]]
+                    ratio = SequenceMatcher(None, low, cand.lower()).ratio()
+                    if ratio >= best:
+                        best, span = ratio, cand
+        return span if span is not None else value
 
     def states_string(self, value: str) -> bool:
         words = re.findall(r"[a-z]+|\d+", value.lower())
@@ -84,6 +113,11 @@ class StatedValues:
             elif re.search(rf"\b{w}\b", self.text):
                 return True
         return False
+
+
+def user_texts(conv: Conversation) -> list[str]:
+    """What the user said in words (spoken turns have no text)."""
+    return [t for t in conv.user_texts() if t]
 
 
 def conversation_texts(conv: Conversation) -> list[str]:
@@ -108,6 +142,7 @@ class GroundedCall:
     call: ToolCall | None                     # None: withdrawn
     withdrawn_for: str | None = None          # the required argument that was not stated
     dropped: list[str] = field(default_factory=list)   # optional arguments taken out
+    snapped: dict[str, str] = field(default_factory=dict)   # argument -> the value as written (now the user's span)
 
 
 def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues) -> GroundedCall:
@@ -120,11 +155,18 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues) -> 
     required = set(tool.parameters.get("required") or [])
     kept: dict[str, Any] = {}
     dropped: list[str] = []
+    snapped: dict[str, str] = {}
     for key, value in call.arguments.items():
-        if not unstated(value, props.get(key) or {}, stated):
+        spec = props.get(key) or {}
+        if isinstance(value, str) and "enum" not in spec and "const" not in spec:
+            fixed = stated.snap(value)
+            if fixed != value:
+                snapped[key], value = value, fixed
+        if not unstated(value, spec, stated):
             kept[key] = value
         elif key in required:
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
             dropped.append(key)
-    return GroundedCall(ToolCall(call.name, kept) if dropped else call, dropped=dropped)
+    changed = dropped or snapped
+    return GroundedCall(ToolCall(call.name, kept) if changed else call, dropped=dropped, snapped=snapped)

@@ -82,3 +82,23 @@ def test_every_message_of_the_conversation_can_state_a_value():
                          Message.text("tool", '{"phone": "555-0199"}', name="lookup")], [])
     stated = StatedValues.of(conversation_texts(conv))
     assert stated.states_string("Lisbon") and stated.states_string("555-0199")
+
+
+def test_a_string_the_user_nearly_said_is_copied_from_their_words():
+    stated = StatedValues.of(["Play Bohemian Rhapsody."], said=["Play Bohemian Rhapsody."])
+    assert stated.snap("Bohmian Rhapsody") == "Bohemian Rhapsody"
+    remind = StatedValues.of([], said=["remind me to make a grocery list at 1:35pm"])
+    assert remind.snap("make grocery list") == "make a grocery list"
+    assert remind.snap("1:35 PM") == "1:35 PM"               # digits: canonical forms are left alone
+    assert remind.snap("groceries") == "groceries"           # nothing near enough
+    assert remind.snap("grocery list") == "grocery list"     # already the user's words
+
+
+def test_ground_call_snaps_strings_but_never_enum_members():
+    tool = Tool("play", "Play a song", {"type": "object", "properties": {
+        "song": {"type": "string"}, "mode": {"type": "string", "enum": ["shufle", "repeat"]}}, "required": ["song"]})
+    text = "play Bohemian Rhapsody on shuffle"
+    g = ground_call(ToolCall("play", {"song": "Bohmian Rhapsody", "mode": "shufle"}), [tool],
+                    StatedValues.of([text], said=[text]))
+    assert g.call == ToolCall("play", {"song": "Bohemian Rhapsody", "mode": "shufle"})
+    assert g.snapped == {"song": "Bohmian Rhapsody"}
