@@ -60,6 +60,7 @@ class StatedValues:
     text: str
     numbers: set[float] = field(default_factory=set)
     said: list[str] = field(default_factory=list)      # the user's own texts, for `snap`
+    read: set[float] = field(default_factory=set)      # the numbers as read, before signs and scales
 
     @classmethod
     def of(cls, texts: Iterable[str], said: Iterable[str] = ()) -> "StatedValues":
@@ -80,7 +81,7 @@ class StatedValues:
         numbers = set(_ALWAYS_STATED)
         for n in found:                      # signs, percents, thousands
             numbers |= {n, -n, n / 100, n * 100, n * 1000}
-        return cls(raw.lower() + " \n " + num, numbers, [t for t in said if t])
+        return cls(raw.lower() + " \n " + num, numbers, [t for t in said if t], found)
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
@@ -107,6 +108,10 @@ class StatedValues:
         if not words:
             return True                       # punctuation only: nothing to look for
         for w in words:
+            # a number in a string also counts when it was said another way ("noon" states "12:00 PM");
+            # 0 and 1 do not: "2022-01-01" is not stated by "one"
+            if w.isdigit() and float(w) in self.read - _ALWAYS_STATED:
+                return True
             if w.isdigit() or len(w) >= 3:
                 if w[:4] in self.text:
                     return True

@@ -47,6 +47,8 @@ def test_a_string_is_stated_by_any_of_its_words_also_after_numbers_become_digits
     assert said("how much is seven minus eleven").states_string("7 - 11")
     assert said("is it cold in new york today").states_string("New York, NY")
     assert said("add a reminder at seven thirty this evening").states_string("7:30 PM")
+    assert said("remind me to water the plants at noon").states_string("12:00 PM")     # a number said another way
+    assert not said("what is the next meteor shower?").states_string("2022-01-01")   # 0 and 1 are no evidence
     assert not said("do I need a coat in Winnipeg today").states_string("Vancouver")
     assert not said("identify the blood cells responsible for clotting").states_string("phospholipid bi-layer")
 
