@@ -233,3 +233,16 @@ def test_array_lengths_follow_min_and_max_items(name, lo, hi, tok, constraints):
         ok = lo <= n and (hi is None or n <= hi)
         call = ToolCall("box", {"b": list(range(1, n + 1))})
         assert accepts(constraints[name], [tool], body_ids(tok, fmt, call)) == ok, (n, lo, hi)
+
+
+@pytest.mark.parametrize("name", FORMATS)
+def test_an_object_that_names_its_keys_only_as_required_needs_them(name, tok, constraints):
+    """BFCL's waste_calculation writes `population` as {"type": "dict", "required": [...]} with no properties:
+    the demo adapter wrote `{}` there, an invalid call that the grammar had allowed."""
+    spec = {"type": "object", "required": ["adults", "children"]}
+    tool = Tool("waste", "waste of a household", {"type": "object", "properties": {"population": spec},
+                                                  "required": ["population"]})
+    fmt = get_format(name)
+    for population, ok in [({}, False), ({"adults": 2}, False), ({"adults": 2, "children": 1}, True)]:
+        call = ToolCall("waste", {"population": population})
+        assert accepts(constraints[name], [tool], body_ids(tok, fmt, call)) == ok, population

@@ -126,6 +126,8 @@ esc ::= ["\\bfnrt] | "u" nonsurrogate
             return self.array(self.value(spec.get("items") or {}), spec.get("minItems") or 0, spec.get("maxItems"))
         if kind == "object":
             props = spec.get("properties")
+            if not props:     # keys named only as required (BFCL writes such dicts): those keys, any values
+                props = {k: {} for k in spec.get("required") or []}
             if not props:
                 return "anydict"
             return self.rule(f'"{{" {self.keys(props, spec.get("required", []), self.key_head)} "}}"')
