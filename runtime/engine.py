@@ -102,9 +102,9 @@ class GenerationConfig:
     # (names, keys, types; runtime/constrained.py); free text is never constrained
     constrained: bool = True
     # (*) a call whose required value the conversation never states is withdrawn (the turn is decoded
-    # again from before it, with calls blocked), an optional one is dropped (runtime/grounding.py).
-    # Measured on the demo adapter's predictions: BFCL irrelevance 0.500 -> 0.725, test split 0.743 ->
-    # 0.765, no suite lost a right call
+    # again from before it, with calls blocked), an optional one is dropped, a string the user nearly
+    # said is copied from their words (runtime/grounding.py). Demo adapter, off -> on: hackathon 30
+    # 0.922 -> 0.956, test split 0.743 -> 0.768, BFCL irrelevance 0.500 -> 0.725; no case lost
     grounded_calls: bool = True
 
 
