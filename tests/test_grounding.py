@@ -104,3 +104,22 @@ def test_ground_call_snaps_strings_but_never_enum_members():
                     StatedValues.of([text], said=[text]))
     assert g.call == ToolCall("play", {"song": "Bohemian Rhapsody", "mode": "shufle"})
     assert g.snapped == {"song": "Bohmian Rhapsody"}
+
+
+@pytest.mark.parametrize("text, head, full", [
+    ("a property costing $200,000 with 3% depreciation", 200, 200000),   # constrained JSON stops at the comma
+    ("revenues of $1M in 2019 and $1.2M in 2020", 1.2, 1200000),
+    ("a $20k loan", 20, 20000),
+    ("1.5 million people", 1.5, 1500000),
+    ("travel a distance of 600 m", 600, 600),                           # metres, not millions
+    ("pay 200 now and 200,000 later", 200, 200),                        # 200 is also said on its own
+])
+def test_the_head_of_a_grouped_or_scaled_number_becomes_the_number(text, head, full):
+    stated = said(text)
+    assert stated.snap_number(head) == full and stated.states_number(full)
+
+
+def test_ground_call_snaps_a_number_head_and_keeps_integers_integers():
+    g = ground_call(ToolCall("loan", {"amount": 200, "years": 5}), [TOOL], said("a 5 year loan of $200,000"))
+    assert g.call == ToolCall("loan", {"amount": 200000, "years": 5}) and g.snapped == {"amount": 200}
+    assert isinstance(g.call.arguments["amount"], int)
