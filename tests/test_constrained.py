@@ -10,7 +10,6 @@ constrained every call is valid, and a case without tools never starts one.
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
