@@ -519,10 +519,12 @@ class ToolLoopEngine:
         if not self.call_start or r.calls_blocked:
             return False
         seg = r.segment
-        start = next((j for j in range(len(seg) - 1, -1, -1)
-                      if self.call_start in self.tok.decode(seg[j:], skip_special_tokens=False)), None)
-        if start is None:
+        decode = lambda ids: self.tok.decode(ids, skip_special_tokens=False)      # noqa: E731
+        # the turn's first marker (every call of the turn was withdrawn): where it ends, then where it starts
+        end = next((j for j in range(len(seg)) if self.call_start in decode(seg[:j + 1])), None)
+        if end is None:
             return False
+        start = next(k for k in range(end, -1, -1) if self.call_start in decode(seg[k:end + 1]))
         removed = seg[start:]
         # the same pieces the text events streamed, so a client can take back exactly that many characters
         r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)

@@ -293,3 +293,19 @@ def test_streaming_takes_back_the_withdrawn_call(guesser):
             assert streamed.endswith(e.text) and e.text.startswith("<|tool_call_start|>")
             streamed = streamed[:-len(e.text)]
     assert streamed == events[-1].output.text
+
+
+def test_a_rewind_goes_back_to_the_turns_first_call(guesser):
+    """When every call of a turn is withdrawn, none of their text stays: the row goes back to before the first."""
+    from runtime.engine import _Row
+
+    model, tok = guesser
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig())
+    calls = FMT.render_calls([ToolCall("check_sky", {"city": "Turin"})]) * 2
+    row = _Row(0, Conversation([Message.text("user", HOME)], [SKY]), [1, 2, 3])
+    row.segment = tok.encode("Sure. " + calls, add_special_tokens=False)
+    row.ids += row.segment
+    assert engine._rewind(row)
+    assert tok.decode(row.segment) == "Sure. " and row.ids == [1, 2, 3] + row.segment
+    assert row.rewound_text == calls and row.calls_blocked
+    assert not engine._rewind(row)            # once only: a second withdrawal ends the turn instead
