@@ -309,16 +309,11 @@ class ToolLoopEngine:
                                 rewound.append(r)       # leaves the batch, joins again prefilled
                             continue
                         if not parsed.calls:            # cannot rewind: the call stays text, never a call
-                            r.out.text += text
-                            r.segment = []
+                            self._commit(r, text, parsed)
                     if ended and not (parsed and parsed.calls):
                         self._close(r, "end_of_turn", r.t_start)
                     elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
-                        # the calls as grounded (not as written) are what the caller gets
-                        r.out.text += text
-                        r.out.calls += parsed.calls
-                        r.out.parse_failures += parsed.failures
-                        r.segment = []
+                        self._commit(r, text, parsed)      # the calls as grounded, not as written
                         self._close(r, "tool_calls", r.t_start)
                     elif parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])):
                         # the turn ended with calls (or an inline call finished): run them, feed results
@@ -503,14 +498,20 @@ class ToolLoopEngine:
         kept = []
         for call in parsed.calls:
             g = ground_call(call, r.conv.tools, stated)
-            if g.call is None:
-                r.out.ungrounded.append({"call": call.to_dict(), "unstated": g.withdrawn_for})
-                continue
-            if g.dropped or g.snapped:
-                r.out.ungrounded.append({"call": call.to_dict(), **({"dropped": g.dropped} if g.dropped else {}),
-                                         **({"snapped": g.snapped} if g.snapped else {})})
-            kept.append(g.call)
+            record = g.record(call)
+            if record:
+                r.out.ungrounded.append(record)
+            if g.call is not None:
+                kept.append(g.call)
         return replace(parsed, calls=kept)
+
+    def _commit(self, r: _Row, text: str, parsed: Any) -> None:
+        """The turn's text so far into the output with `parsed`'s calls (as grounded: `_close` would parse
+        the text again and find them as written)."""
+        r.out.text += text
+        r.out.calls += parsed.calls
+        r.out.parse_failures += parsed.failures
+        r.segment = []
 
     def _rewind(self, r: _Row) -> bool:
         """Take the row back to just before its call's start marker and block further calls. False

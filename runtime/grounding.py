@@ -69,7 +69,8 @@ class StatedValues:
     text: str
     numbers: set[float] = field(default_factory=set)
     said: list[str] = field(default_factory=list)      # the user's own texts, for `snap`
-    read: set[float] = field(default_factory=set)      # the numbers as read, before signs and scales
+    # the numbers as read, before signs and scales, less 0 and 1: no evidence inside a string
+    read: set[float] = field(default_factory=set)
     heads: dict[float, float] = field(default_factory=dict)   # head of a grouped / scaled number -> the number
 
     @classmethod
@@ -93,7 +94,7 @@ class StatedValues:
             numbers |= {n, -n, n / 100, n * 100, n * 1000}
         heads = _heads(raw)
         numbers |= set(heads.values())            # "$1.2M" states 1200000
-        return cls(raw.lower() + " \n " + num, numbers, [t for t in said if t], found, heads)
+        return cls(raw.lower() + " \n " + num, numbers, [t for t in said if t], found - _ALWAYS_STATED, heads)
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
@@ -128,7 +129,7 @@ class StatedValues:
         for w in words:
             # a number in a string also counts when it was said another way ("noon" states "12:00 PM");
             # 0 and 1 do not: "2022-01-01" is not stated by "one"
-            if w.isdigit() and float(w) in self.read - _ALWAYS_STATED:
+            if w.isdigit() and float(w) in self.read:
                 return True
             if w.isdigit() or len(w) >= 3:
                 if w[:4] in self.text:
@@ -166,9 +167,15 @@ def conversation_texts(conv: Conversation) -> list[str]:
     return [p.text for m in conv.messages for p in m.parts if p.type == "text" and p.text]
 
 
+def judged(value: Any, spec: dict[str, Any]) -> bool:
+    """Whether the user's words, not the schema, carry this value (enum members, consts and booleans are
+    the schema's; they are neither checked nor snapped)."""
+    return "enum" not in spec and "const" not in spec and not isinstance(value, bool)
+
+
 def unstated(value: Any, spec: dict[str, Any], stated: StatedValues) -> bool:
     """True when a scalar `value` of a parameter with schema `spec` is not said in the conversation."""
-    if "enum" in spec or "const" in spec or isinstance(value, bool):
+    if not judged(value, spec):
         return False
     if isinstance(value, (int, float)):
         return not stated.states_number(float(value))
@@ -182,7 +189,14 @@ class GroundedCall:
     call: ToolCall | None                     # None: withdrawn
     withdrawn_for: str | None = None          # the required argument that was not stated
     dropped: list[str] = field(default_factory=list)   # optional arguments taken out
-    snapped: dict[str, str] = field(default_factory=dict)   # argument -> the value as written (now the user's span)
+    snapped: dict[str, Any] = field(default_factory=dict)   # argument -> the value as written (now the user's)
+
+    def record(self, written: ToolCall) -> dict[str, Any] | None:
+        """What predictions list for this call (`written`: the call as the model wrote it), None if unchanged."""
+        if self.call is None:
+            return {"call": written.to_dict(), "unstated": self.withdrawn_for}
+        changes = {k: v for k, v in (("dropped", self.dropped), ("snapped", self.snapped)) if v}
+        return {"call": written.to_dict(), **changes} if changes else None
 
 
 def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues) -> GroundedCall:
@@ -191,14 +205,12 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues) -> 
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is None:
         return GroundedCall(call)
-    props = tool.parameters.get("properties") or {}
-    required = set(tool.parameters.get("required") or [])
     kept: dict[str, Any] = {}
     dropped: list[str] = []
-    snapped: dict[str, str] = {}
+    snapped: dict[str, Any] = {}
     for key, value in call.arguments.items():
-        spec = props.get(key) or {}
-        if "enum" not in spec and "const" not in spec and not isinstance(value, bool):
+        spec = tool.properties.get(key) or {}
+        if judged(value, spec):
             fixed = stated.snap(value) if isinstance(value, str) else \
                 stated.snap_number(value) if isinstance(value, (int, float)) else value
             if isinstance(fixed, float) and isinstance(value, int) and fixed.is_integer():
@@ -207,7 +219,7 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues) -> 
                 snapped[key], value = value, fixed
         if not unstated(value, spec, stated):
             kept[key] = value
-        elif key in required:
+        elif key in tool.required:
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
             dropped.append(key)
