@@ -93,12 +93,14 @@ def main(argv=None) -> dict:
     ap.add_argument("--visual-table-std", type=float, default=1.0, help="init scale of the visual embedding table")
     ap.add_argument("--pos-init", choices=["random", "sincos"], default="sincos",
                     help="vision position embeddings: transformers' N(0, 0.02) or a 2D sine-cosine table")
+    ap.add_argument("--device", default="auto", help="auto: the GPU when there is one (the proof's figures are CPU ones)")
     ap.add_argument("--out", default="runs/prove_vision", help="one folder per scene config: its data is reused on a rerun")
     a = ap.parse_args(argv)
 
     import torch
 
-    from runtime.ovis.adapter import adapter_for
+    from runtime.ovis.adapter import adapter_for, on_model
+    from toolcore.hub import resolve_device
     from train.ovis.data import OvisCollator
     from train.ovis.tiny import tiny_ovis2, tiny_vision_tokenizer
 
@@ -125,6 +127,7 @@ def main(argv=None) -> dict:
         # with real and blank pixels after 3 minutes). At unit scale the big shape's colour is learned
         # within 150 steps (chance before).
         model.model.visual_embeddings_table.weight.normal_(0.0, a.visual_table_std)
+    model.to(resolve_device(a.device))
     adapter = adapter_for(model, tok)
     collate = OvisCollator(tok, adapter, max_length=1024)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0)
@@ -144,7 +147,7 @@ def main(argv=None) -> dict:
         rng.shuffle(order)
         for i in range(0, len(order) - a.batch + 1, a.batch):
             ts = time.perf_counter()
-            batch = collate([train_rows[j] for j in order[i:i + a.batch]])
+            batch = on_model(model, collate([train_rows[j] for j in order[i:i + a.batch]]))
             frac = min(1.0, train_s / budget)
             for g in opt.param_groups:      # linear warm-up over the first 3%, cosine-free linear decay after
                 g["lr"] = a.lr * min(1.0, frac / 0.03 if frac < 0.03 else 1.0 - 0.9 * (frac - 0.03) / 0.97)

@@ -114,6 +114,20 @@ def test_crop_loop_end_to_end_cache_equals_reprefill(setup):
     assert all(cached[i].text.endswith(streamed.get(i, "")) for i in range(len(cached)))
 
 
+def test_forward_inputs_follow_the_model_dtype_and_device():
+    """The loop builds ids and pixels on the CPU (pixels in float32); adapter.forward hands them to the model
+    on its device, pixels in its dtype (bfloat16 on a GPU). The device half ran on an H100 (the proof script
+    with --device cuda); CI has no GPU, so here the dtype half."""
+    import torch
+
+    from runtime.ovis.adapter import on_model
+
+    model = torch.nn.Linear(2, 2).to(torch.bfloat16)
+    t = on_model(model, {"input_ids": torch.ones(1, 3, dtype=torch.long), "pixel_values": torch.zeros(1, 3, 4, 4),
+                         "labels": None})
+    assert t["input_ids"].dtype == torch.long and t["pixel_values"].dtype == torch.bfloat16 and t["labels"] is None
+
+
 def test_described_tool_and_timeout():
     from PIL import Image
 

@@ -184,3 +184,14 @@ def test_the_data_hash_covers_every_mixed_in_source(setup):
     mixed = data_hash(DataConfig(path=str(data), mix=[MixSource(path=str(data), weight=0.3)]))
     reweighted = data_hash(DataConfig(path=str(data), mix=[MixSource(path=str(data), weight=0.4)]))
     assert len({alone, mixed, reweighted}) == 3
+
+
+def test_wandb_logging_without_wandb_fails_before_the_run_folder(setup, monkeypatch):
+    root, data, base = setup
+    cfg = tiny(root, data, base, "no_wandb")
+    cfg.wandb_mode = "offline"
+    monkeypatch.setitem(sys.modules, "wandb", None)      # what `import wandb` meets where it is not installed
+    with pytest.raises(ToolkitError) as e:
+        train(cfg)
+    assert e.value.field == "wandb_mode" and "wandb_mode=disabled" in e.value.fix
+    assert not (root / "no_wandb").exists()

@@ -26,13 +26,13 @@ from .base import Prediction
 
 class OvisModel:
     def __init__(self, path: str | None = None, name: str = "ovis2_5", adapter: str | None = None,
-                 dtype: str | None = None, trust_remote_code: bool = False, family: Any = None, max_new_tokens: int = 64, max_tool_calls: int = 3,
+                 dtype: str | None = None, device: str = "auto", trust_remote_code: bool = False, family: Any = None, max_new_tokens: int = 64, max_tool_calls: int = 3,
                  tool_timeout_s: float = 15.0, batch_size: int = 8, feed: str = "tool",
                  describe_trained: bool = True, described_tools: Sequence[dict] = (), thumbnails: bool = True):
         if feed not in ("tool", "full"):
             raise ToolkitError(f"unknown feed {feed!r}", field="model.feed", fix="use tool (crops) or full (no zoom)")
         from runtime.ovis.adapter import adapter_for, load_ovis
-        from toolcore.hub import resolve_model_path
+        from toolcore.hub import resolve_device, resolve_dtype_name, resolve_model_path
 
         from .source import resolve_source
 
@@ -41,13 +41,15 @@ class OvisModel:
                              default_dtype="auto")
         path, dtype = src.path, src.dtype
         self.name = name
+        device = resolve_device(device)       # a missing GPU fails before minutes of loading
+        dtype = resolve_dtype_name(dtype, device)   # auto: bfloat16 on the GPU, float32 on the CPU
         self.model, self.tok = load_ovis(resolve_model_path(path), dtype=dtype, trust_remote_code=trust_remote_code,
                                          field="model")
         if adapter:
             from peft import PeftModel
 
             self.model = PeftModel.from_pretrained(self.model, adapter)
-        self.model.eval()
+        self.model.to(device).eval()
         self.adapter = adapter_for(self.model, self.tok)
         self.kw = dict(max_new_tokens=max_new_tokens, max_tool_calls=max_tool_calls, tool_timeout_s=tool_timeout_s,
                        describe_trained=describe_trained, feed=feed)

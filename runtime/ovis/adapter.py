@@ -30,6 +30,16 @@ IMG_TOKENS = ("<IMG_START>", "<IMG_ATOM>", "<IMG_GRID>", "<IMG_COL>", "<IMG_ROW>
 MEAN, STD = (0.48145466, 0.4578275, 0.40821073), (0.26862954, 0.26130258, 0.27577711)
 
 
+def on_model(model: Any, tensors: dict) -> dict:
+    """The forward's tensors on the model's device, floating ones (pixels) in its dtype: the loop builds
+    them on the CPU in float32, the model may sit on a GPU in bfloat16."""
+    import torch
+
+    p = next(model.parameters())
+    return {k: (v.to(p.device, p.dtype) if v.is_floating_point() else v.to(p.device)) if torch.is_tensor(v) else v
+            for k, v in tensors.items()}
+
+
 def unwrap(model: Any) -> Any:
     """The underlying transformers model under peft / DDP wrappers."""
     while hasattr(model, "module"):
@@ -77,9 +87,10 @@ class NativeOvis2:
 
     def forward(self, model: Any, input_ids, attention_mask, *, position_ids=None, past_key_values=None,
                 pixel_inputs: dict | None = None, labels=None, logits_to_keep: int = 0):
-        return model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                     past_key_values=past_key_values, use_cache=past_key_values is not None, labels=labels,
-                     logits_to_keep=logits_to_keep, **(pixel_inputs or {}))
+        t = on_model(model, dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                 labels=labels, **(pixel_inputs or {})))
+        return model(**t, past_key_values=past_key_values, use_cache=past_key_values is not None,
+                     logits_to_keep=logits_to_keep)
 
 
 class RemoteOvis25:
@@ -117,11 +128,12 @@ class RemoteOvis25:
 
     def forward(self, model: Any, input_ids, attention_mask, *, position_ids=None, past_key_values=None,
                 pixel_inputs: dict | None = None, labels=None, logits_to_keep: int = 0):
-        p = pixel_inputs or {}
-        embeds = self.base.merge_multimodal(input_ids=input_ids, pixel_values=p.get("pixel_values"),
-                                            grid_thws=p.get("grid_thws"))
-        return self.base.llm(inputs_embeds=embeds, attention_mask=attention_mask, position_ids=position_ids,
-                             past_key_values=past_key_values, use_cache=past_key_values is not None, labels=labels,
+        t = on_model(self.base, dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                     labels=labels, **(pixel_inputs or {})))
+        embeds = self.base.merge_multimodal(input_ids=t["input_ids"], pixel_values=t.get("pixel_values"),
+                                            grid_thws=t.get("grid_thws"))
+        return self.base.llm(inputs_embeds=embeds, attention_mask=t["attention_mask"], position_ids=t["position_ids"],
+                             past_key_values=past_key_values, use_cache=past_key_values is not None, labels=t["labels"],
                              logits_to_keep=logits_to_keep)
 
 
