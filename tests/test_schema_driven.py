@@ -389,3 +389,28 @@ def test_any_schema_gives_verified_rows_or_counted_rejections(props, required, n
 
 
 SAMPLER = [Sampler(load_vocabulary(), 0.15)]
+
+
+@pytest.mark.parametrize("hard", [0.0, 1.0])
+def test_hard_irrelevance_offers_tools_of_the_request_domain_never_a_near_family(hard):
+    import random
+
+    from data_gen.schema_driven.episodes import near
+
+    src = source(mask_share=0.0, hard_irrelevance=hard)
+    pool = src.pools[False]
+    by_name = {p.tool.name: p for p in pool}
+    same, total = 0, 0
+    for i in range(150):
+        try:
+            d = src.builder.irrelevance(random.Random(i), False, pool, ExecutionContext(), False)
+        except Rejected:
+            continue
+        wanted = d.meta["wanted"].prepared
+        offered = [by_name[t.name] for t in d.conversation.tools]
+        assert not any(near(o.family, wanted.family) for o in offered)      # nothing offered could serve it
+        same += any(o.domain == wanted.domain for o in offered)
+        total += 1
+    assert total > 100
+    assert (same == 0) if hard == 0.0 else (same / total > 0.9)
+    assert near("get_exchange_rate", "convert_currency") and not near("convert_currency", "compound_interest")

@@ -51,6 +51,10 @@ class GeneralConfig:
     # (*) BFCL shapes and their weights: simple, multiple, parallel, parallel_multiple, irrelevance
     shapes: dict[str, float] = field(default_factory=lambda: {
         "simple": 0.25, "multiple": 0.30, "parallel": 0.15, "parallel_multiple": 0.15, "irrelevance": 0.15})
+    # share of irrelevance rows whose offered tools include ones from the request's own domain (another
+    # family: near in topic, unable to do what is asked, as a boiling-point tool for a freezing-point
+    # question); the rest offer only tools from other domains, which a model tells apart by topic alone
+    hard_irrelevance: float = 0.5
     # most tools offered in one row (needed + distractors): long tool lists cost training tokens
     max_offered: int = 5
     # chance that each optional parameter is mentioned (and so present in the call)
@@ -65,7 +69,7 @@ class GeneralConfig:
         def bad(name: str, msg: str, fix: str | None = None) -> ToolkitError:
             return ToolkitError(msg, file="configs/data_gen.yaml", field=f"general.{name}", fix=fix)
 
-        for name in ("share", "mask_share", "optional_share"):
+        for name in ("share", "mask_share", "optional_share", "hard_irrelevance"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         if not 0 <= self.teacher.share <= 1:

@@ -100,10 +100,24 @@ class GDraft:
         return [c.shown for c in self.calls]
 
 
+# Library families of one domain whose tools can do much of each other's job: never offered in place of
+# each other in an irrelevance row ("how much is 200 dollars in euros?" with only get_exchange_rate is not a
+# request no tool can serve)
+NEAR_FAMILIES = [frozenset(s) for s in (
+    {"convert_currency", "get_exchange_rate"}, {"send_sms", "schedule_message"}, {"create_task", "create_note"},
+    {"get_local_time", "convert_timezone"}, {"find_events", "find_concerts"}, {"track_package", "get_order_status"},
+    {"search_movies", "get_movie_showtimes"}, {"search_products", "compare_prices"},
+    {"get_match_score", "get_league_standings"})]
+
+
+def near(a: str, b: str) -> bool:
+    return a == b or any(a in s and b in s for s in NEAR_FAMILIES)
+
+
 class EpisodeBuilder:
     def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
                  max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
-                 aliases: dict[str, list[str]]):
+                 aliases: dict[str, list[str]], hard_irrelevance: float = 0.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -112,6 +126,7 @@ class EpisodeBuilder:
         self.mask_share = mask_share
         self.spoken_share = spoken_share
         self.aliases = aliases
+        self.hard_irrelevance = hard_irrelevance
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -132,15 +147,16 @@ class EpisodeBuilder:
 
     # ----- offered tools ---------------------------------------------------------------------------
     def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,
-                    other_domains: bool = False) -> list[Prepared]:
-        """Up to k tools that cannot serve the request (another family; another domain when asked). Drawn
-        from the split's own pool, so tools held out for validation/test never appear in training rows."""
-        families = {p.family for p in needed}
+                    other_domains: bool = False, same_domain: float = 0.5) -> list[Prepared]:
+        """Up to k tools that cannot serve the request (another family, not a near one; another domain when
+        asked), the first from the request's own domain with probability same_domain (a hard negative).
+        Drawn from the split's own pool, so tools held out for validation/test never appear in training rows."""
         domains = {p.domain for p in needed}
-        pool = [p for p in pool if p.family not in families and (not other_domains or p.domain not in domains)]
+        pool = [p for p in pool if not any(near(p.family, n.family) for n in needed)
+                and (not other_domains or p.domain not in domains)]
         out: list[Prepared] = []
         same = [p for p in pool if p.domain in domains]
-        if same and not other_domains and k and rng.random() < 0.5:      # a hard negative from the same domain
+        if same and not other_domains and k and rng.random() < same_domain:
             out.append(rng.choice(same))
         while len(out) < k and pool:
             c = rng.choice(pool)
@@ -228,7 +244,9 @@ class EpisodeBuilder:
         args = self.draw_args(wanted, rng, eval_pool)
         pieces, mood = self.clause(wanted, args, rng, first=True)
         text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
-        offered = self.distractors([wanted], rng.randint(1, max(1, self.max_offered - 1)), rng, pool, other_domains=True)
+        hard = self.hard_irrelevance > 0 and rng.random() < self.hard_irrelevance   # no draw at 0: same rows as before
+        offered = self.distractors([wanted], rng.randint(1, max(1, self.max_offered - 1)), rng, pool,
+                                   other_domains=not hard, same_domain=1.0)
         if not offered:
             raise Rejected("general:too_few_tools")
         cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
