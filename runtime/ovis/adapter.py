@@ -128,8 +128,10 @@ class RemoteOvis25:
 
     def forward(self, model: Any, input_ids, attention_mask, *, position_ids=None, past_key_values=None,
                 pixel_inputs: dict | None = None, labels=None, logits_to_keep: int = 0):
+        # ids on the LLM's device; pixels in the visual tokenizer's dtype (it may differ from the LLM's)
         t = on_model(self.base, dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                     labels=labels, **(pixel_inputs or {})))
+                                     labels=labels, grid_thws=(pixel_inputs or {}).get("grid_thws")))
+        t |= on_model(self.vt, {"pixel_values": (pixel_inputs or {}).get("pixel_values")})
         embeds = self.base.merge_multimodal(input_ids=t["input_ids"], pixel_values=t.get("pixel_values"),
                                             grid_thws=t.get("grid_thws"))
         return self.base.llm(inputs_embeds=embeds, attention_mask=t["attention_mask"], position_ids=t["position_ids"],
