@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
+from toolcore.hub import resolve_device, resolve_dtype_name
 
 IMG_TOKENS = ("<IMG_START>", "<IMG_ATOM>", "<IMG_GRID>", "<IMG_COL>", "<IMG_ROW>", "<IMG_END>")
 # CLIP's normalisation, which transformers' Ovis2 image processor uses
@@ -128,10 +129,11 @@ class RemoteOvis25:
 
     def forward(self, model: Any, input_ids, attention_mask, *, position_ids=None, past_key_values=None,
                 pixel_inputs: dict | None = None, labels=None, logits_to_keep: int = 0):
+        p = pixel_inputs or {}
         # ids on the LLM's device; pixels in the visual tokenizer's dtype (it may differ from the LLM's)
         t = on_model(self.base, dict(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                     labels=labels, grid_thws=(pixel_inputs or {}).get("grid_thws")))
-        t |= on_model(self.vt, {"pixel_values": (pixel_inputs or {}).get("pixel_values")})
+                                     labels=labels, grid_thws=p.get("grid_thws")))
+        t |= on_model(self.vt, {"pixel_values": p.get("pixel_values")})
         embeds = self.base.merge_multimodal(input_ids=t["input_ids"], pixel_values=t.get("pixel_values"),
                                             grid_thws=t.get("grid_thws"))
         return self.base.llm(inputs_embeds=embeds, attention_mask=t["attention_mask"], position_ids=t["position_ids"],
@@ -165,9 +167,8 @@ def load_ovis(path: str, *, dtype: str = "float32", trust_remote_code: bool = Fa
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, AutoTokenizer
 
-    if dtype == "auto":      # bf16 on a GPU, fp32 on a CPU (bf16 is slow there without AVX-512 BF16)
-        dtype = "bfloat16" if torch.cuda.is_available() else "float32"
-    torch_dtype = getattr(torch, dtype)
+    # auto: bf16 where the model will run on a GPU, fp32 on a CPU (bf16 is slow there without AVX-512 BF16)
+    torch_dtype = getattr(torch, resolve_dtype_name(dtype, resolve_device()))
     if remote:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, trust_remote_code=True)
         tok = model.text_tokenizer
