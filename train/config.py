@@ -10,6 +10,7 @@ from typing import Any
 
 from toolcore.errors import ToolkitError
 from toolcore.formats import FORMATS
+from toolcore.hub import DTYPES
 
 WHERE = "configs/train.yaml"
 
@@ -163,8 +164,8 @@ class TrainConfig:
             raise _bad("family.format", f"unknown format {self.family.format!r}", f"use one of {list(FORMATS)}")
         if self.family.new_token_init not in ("mean", "description"):
             raise _bad("family.new_token_init", f"unknown init {self.family.new_token_init!r}", "use mean or description")
-        if self.family.dtype not in ("float32", "bfloat16", "float16", "auto"):
-            raise _bad("family.dtype", f"unknown dtype {self.family.dtype!r}", "use float32, bfloat16, float16 or auto")
+        if self.family.dtype not in (*DTYPES, "auto"):
+            raise _bad("family.dtype", f"unknown dtype {self.family.dtype!r}", f"use {', '.join(DTYPES)} or auto")
         if self.training.bf16_autocast and self.family.dtype == "float16":
             raise _bad("training.bf16_autocast", "bf16 autocast over float16 weights mixes two half formats",
                        "set family.dtype=float32 (or bfloat16)")
