@@ -22,8 +22,9 @@ the same chat) reuse its keys and values (`prefix_cache_tokens`, kv_cache.Prefix
 is computed.
 Grounded calls (`grounded_calls`, runtime/grounding.py): before a turn's calls run (or go back to the
 caller), each is checked against the conversation's text. A string the user nearly said is copied from
-their words; an optional argument whose value no one said is dropped; a call whose required value no
-one said is withdrawn. When every call of the turn is
+their words; a clock time or duration the request states is read into the call's hour/minute or
+minutes (`read_times`); an optional argument whose value no one said is dropped; a call whose
+required value no one said is withdrawn. When every call of the turn is
 withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
 text to take back), it leaves the batch and is prefilled again from there, and it may not open
 another call: the model answers in words, as it learned to for requests no offered tool serves.
@@ -106,6 +107,9 @@ class GenerationConfig:
     # said is copied from their words (runtime/grounding.py). Demo adapter, off -> on: hackathon 30
     # 0.922 -> 0.956, test split 0.743 -> 0.768, BFCL irrelevance 0.500 -> 0.725; no case lost
     grounded_calls: bool = True
+    # (*) with grounded_calls: a tool's integer hour/minute pair is read from the one clock time the
+    # request states, an unstated `minutes` value from its duration (runtime/grounding.py, read_times)
+    read_times: bool = True
 
 
 @dataclass
@@ -497,7 +501,7 @@ class ToolLoopEngine:
         stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text], said=user_texts(r.conv))
         kept = []
         for call in parsed.calls:
-            g = ground_call(call, r.conv.tools, stated)
+            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times)
             record = g.record(call)
             if record:
                 r.out.ungrounded.append(record)

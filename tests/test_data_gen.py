@@ -86,6 +86,18 @@ def test_playbook_normalisation(dataset):
                 assert not a["location"].lower().startswith("in ") and "today" not in a["location"].lower()
 
 
+def test_some_genre_music_is_the_bare_genre_for_every_genre():
+    # playbook 5.3 ("some jazz music" -> "jazz") as one rule for the whole list, not for a few genres
+    from toolcore.vocab import load_vocabulary
+
+    genres = {e.value: e.say for e in load_vocabulary()["genres"]}
+    twins = [g for g in genres if f"{g} music" in genres]
+    assert len(twins) >= 30
+    for g in twins:
+        assert f"some {g} music" in genres[g], g
+        assert not any(s.startswith("some ") for s in genres[f"{g} music"]), g
+
+
 def test_fillers_stand_alone_never_glued_to_a_slot():
     # a piece after a slot starts with a space (" on the clock"); a filler put before that empty first
     # "word" used to stick to the slot value: "maroon 5um, on the clock"

@@ -123,3 +123,48 @@ def test_ground_call_snaps_a_number_head_and_keeps_integers_integers():
     g = ground_call(ToolCall("loan", {"amount": 200, "years": 5}), [TOOL], said("a 5 year loan of $200,000"))
     assert g.call == ToolCall("loan", {"amount": 200000, "years": 5}) and g.snapped == {"amount": 200}
     assert isinstance(g.call.arguments["amount"], int)
+
+
+ALARM = Tool("set_alarm", "Set an alarm for a given time", {"type": "object", "properties": {
+    "hour": {"type": "integer", "description": "Hour to set the alarm for"},
+    "minute": {"type": "integer", "description": "Minute to set the alarm for"}}, "required": ["hour", "minute"]})
+TIMER = Tool("set_timer", "Set a countdown timer", {"type": "object", "properties": {
+    "minutes": {"type": "integer", "description": "Number of minutes"}}, "required": ["minutes"]})
+
+
+def request(text: str) -> StatedValues:
+    return StatedValues.of([text], said=[text])
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("Could you wake me at half past six tomorrow morning?", (19, 0), (6, 30)),   # unstated: was withdrawn
+    ("Set an alarm for 10:30 PM", (10, 30), (22, 30)),                          # stated, but the wrong half
+    ("Set my alarm for 7 in the evening", (7, 0), (19, 0)),
+    ("I have to be up by 4:45 a.m.", (19, 45), (4, 45)),
+    ("wake me up at quarter past five", (17, 15), (17, 15)),    # no AM/PM said: either half stays
+    ("wake me up at quarter past five", (19, 5), (5, 15)),
+])
+def test_a_clock_pair_is_read_from_the_one_clock_time_the_request_states(text, written, read):
+    g = ground_call(ToolCall("set_alarm", dict(zip(("hour", "minute"), written))), [ALARM], request(text))
+    assert g.call == ToolCall("set_alarm", dict(zip(("hour", "minute"), read)))
+    assert g.read == {k: w for k, w, r in zip(("hour", "minute"), written, read) if w != r}
+    off = ground_call(ToolCall("set_alarm", dict(zip(("hour", "minute"), written))), [ALARM], request(text), read=False)
+    assert off.read == {} and (off.call is None or off.call.arguments == dict(zip(("hour", "minute"), written)))
+
+
+def test_two_clock_times_or_none_leave_the_call_to_the_model():
+    two = ground_call(ToolCall("set_alarm", {"hour": 6, "minute": 30}), [ALARM], request("alarms at 6:30 AM and 7:00 AM"))
+    assert two.call == ToolCall("set_alarm", {"hour": 6, "minute": 30}) and two.read == {}
+    none = ground_call(ToolCall("set_alarm", {"hour": 19, "minute": 0}), [ALARM], request("set an alarm please"))
+    assert none.call is None and none.withdrawn_for == "hour=19"
+    # the clock is read from the request, not from an earlier turn or a tool result
+    stated = StatedValues.of(["the meeting is at 3 PM", "wake me at 6 AM"], said=["wake me at 6 AM"])
+    assert ground_call(ToolCall("set_alarm", {"hour": 15, "minute": 0}), [ALARM], stated).call.arguments["hour"] == 6
+
+
+def test_an_unstated_minutes_value_is_read_from_the_duration_and_a_stated_one_is_kept():
+    g = ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("Put a timer on for an hour and a half"))
+    assert g.call == ToolCall("set_timer", {"minutes": 90}) and g.read == {"minutes": 15}
+    kept = ground_call(ToolCall("set_timer", {"minutes": 5}), [TIMER], request("a 5 minute timer and one for 10 minutes"))
+    assert kept.call == ToolCall("set_timer", {"minutes": 5}) and kept.read == {}
+    assert ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("start a timer")).call is None
