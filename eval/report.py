@@ -200,9 +200,9 @@ def _levels_text(levels: list[str] | None) -> str:
 
 
 def _ungrounded_text(counts: dict[str, int] | None) -> str:
-    """Calls the grounding check withdrew / trimmed / strings it snapped ("-" where not recorded)."""
-    return "-" if counts is None else \
-        f"{counts['withdrawn_calls']} / {counts['trimmed_calls']} / {counts.get('snapped_values', '-')}"
+    """Calls the grounding check withdrew / trimmed / strings it snapped / times it read ("-" where not recorded)."""
+    return "-" if counts is None else (f"{counts['withdrawn_calls']} / {counts['trimmed_calls']} / "
+                                       f"{counts.get('snapped_values', '-')} / {counts.get('read_values', '-')}")
 
 
 def _route_text(routes: dict[str, int] | None) -> str:
@@ -211,7 +211,7 @@ def _route_text(routes: dict[str, int] | None) -> str:
 
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "score levels", "tool-name F1",
         "argument acc.", "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device",
-        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped)"]
+        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read)"]
 
 
 def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:

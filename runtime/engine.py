@@ -108,7 +108,8 @@ class GenerationConfig:
     # 0.922 -> 0.956, test split 0.743 -> 0.768, BFCL irrelevance 0.500 -> 0.725; no case lost
     grounded_calls: bool = True
     # (*) with grounded_calls: a tool's integer hour/minute pair is read from the one clock time the
-    # request states, an unstated `minutes` value from its duration (runtime/grounding.py, read_times)
+    # request states, an unstated `minutes` value from its duration (runtime/grounding.py, read_times).
+    # One adapter, off -> on: hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789
     read_times: bool = True
 
 

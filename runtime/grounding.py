@@ -37,7 +37,8 @@ one of its two readings. An integer `minutes` parameter (also `*_minutes`) whose
 takes the duration the request states ("an hour and a half" -> 90) instead of withdrawing the call.
 A request with no clock time, or with two different ones, is left to the model. The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
-a call was withdrawn, so the model declined a request its tools serve.
+a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
+default), off -> on: hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
 Measured with the demo adapter, off -> on (README, Constrained calls): hackathon 30 0.922 -> 0.956 (the
 snap), test split 0.743 -> 0.768, unseen tools 0.652 -> 0.673, BFCL irrelevance 0.500 -> 0.725, multiple
 0.425 -> 0.450 (the number snap); replayed over every saved prediction of those suites, no case lost

@@ -295,6 +295,35 @@ def test_streaming_takes_back_the_withdrawn_call(guesser):
     assert streamed == events[-1].output.text
 
 
+ALARM = Tool("set_alarm", "Set an alarm", {"type": "object", "properties": {
+    "hour": {"type": "integer"}, "minute": {"type": "integer"}}, "required": ["hour", "minute"]})
+
+
+def test_a_wrong_hour_is_read_from_the_request_and_the_call_runs():
+    """A model that learned one hour for every alarm (as an under-trained adapter writes 19 for "4:45 a.m."):
+    with read_times (the default) its call takes the request's clock time and runs; without, the call's
+    unstated hour withdraws it."""
+    said = ["wake me at 7 PM", "wake me at half past six", "wake me at 10:15 PM", "wake me at noon"]
+    convs = [Conversation([Message.text("user", s), Message("assistant", [], [ToolCall("set_alarm", {"hour": 19, "minute": 0})]),
+                           Message.text("tool", '{"status": "set"}', name="set_alarm"), Message.text("assistant", "Done.")],
+                          [ALARM]) for s in said]
+    model, tok = train_tiny(convs, steps=120)
+    asks = [Conversation([Message.text("user", s)], [ALARM]) for s in ("wake me at half past six", "wake me at 10:15 PM")]
+
+    def run(**kw):
+        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, batch_size=2, **kw)).run(asks)
+
+    assert [o.calls for o in run(grounded_calls=False)] == [[ToolCall("set_alarm", {"hour": 19, "minute": 0})]] * 2
+    read = run()
+    assert [o.calls for o in read] == [[ToolCall("set_alarm", {"hour": 6, "minute": 30})],
+                                       [ToolCall("set_alarm", {"hour": 22, "minute": 15})]]
+    assert [o.tool_events[0].call.arguments for o in read] == [{"hour": 6, "minute": 30}, {"hour": 22, "minute": 15}]
+    assert read[0].ungrounded == [{"call": {"name": "set_alarm", "arguments": {"hour": 19, "minute": 0}},
+                                   "read": {"hour": 19, "minute": 0}}]
+    unread = run(read_times=False)
+    assert [o.calls for o in unread] == [[], []] and all(u.ungrounded[0]["unstated"] == "hour=19" for u in unread)
+
+
 def test_a_rewind_goes_back_to_the_turns_first_call(guesser):
     """When every call of a turn is withdrawn, none of their text stays: the row goes back to before the first."""
     from runtime.engine import _Row
