@@ -246,7 +246,7 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
         for key, value in ((pair[0], hour if keeps_half else clock.hour), (pair[1], clock.minute)):
             if args[key] != value:
                 out[key] = value
-    if stated.duration is not None and not pair:
+    if stated.duration is not None:
         for key in _integer_keys(tool, _MINUTES_KEY):
             value = args.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value != stated.duration \

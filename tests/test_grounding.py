@@ -168,3 +168,12 @@ def test_an_unstated_minutes_value_is_read_from_the_duration_and_a_stated_one_is
     kept = ground_call(ToolCall("set_timer", {"minutes": 5}), [TIMER], request("a 5 minute timer and one for 10 minutes"))
     assert kept.call == ToolCall("set_timer", {"minutes": 5}) and kept.read == {}
     assert ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("start a timer")).call is None
+
+
+def test_a_tool_with_a_clock_pair_and_a_duration_reads_both():
+    room = Tool("book_room", "Book a meeting room", {"type": "object", "properties": {
+        "start_hour": {"type": "integer"}, "start_minute": {"type": "integer"},
+        "duration_minutes": {"type": "integer"}}, "required": ["start_hour", "start_minute", "duration_minutes"]})
+    g = ground_call(ToolCall("book_room", {"start_hour": 3, "start_minute": 0, "duration_minutes": 30}), [room],
+                    request("book the room at 3 PM for an hour"))
+    assert g.call == ToolCall("book_room", {"start_hour": 15, "start_minute": 0, "duration_minutes": 60})
