@@ -177,3 +177,12 @@ def test_a_tool_with_a_clock_pair_and_a_duration_reads_both():
     g = ground_call(ToolCall("book_room", {"start_hour": 3, "start_minute": 0, "duration_minutes": 30}), [room],
                     request("book the room at 3 PM for an hour"))
     assert g.call == ToolCall("book_room", {"start_hour": 15, "start_minute": 0, "duration_minutes": 60})
+
+
+def test_a_reading_the_schema_refuses_is_not_used():
+    twelve = Tool("alarm12", "Set an alarm", {"type": "object", "properties": {
+        "hour": {"type": "integer", "minimum": 1, "maximum": 12}, "minute": {"type": "integer"},
+        "period": {"type": "string", "enum": ["AM", "PM"]}}, "required": ["hour", "minute", "period"]})
+    call = ToolCall("alarm12", {"hour": 10, "minute": 30, "period": "PM"})
+    g = ground_call(call, [twelve], request("Set an alarm for 10:30 PM"))
+    assert g.call == call and g.read == {}
