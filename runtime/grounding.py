@@ -111,7 +111,7 @@ class StatedValues:
         said = [t for t in said if t]
         request = digitize(said[-1]) if said else ""
         clocks = list({(c.hour, c.minute, c.explicit): c for c in find_clocks(request)}.values())
-        duration = parse_duration_minutes(request) if request else None
+        duration = parse_duration_minutes(request)         # None for no text
         return cls(raw.lower() + " \n " + num, numbers, said, found - _ALWAYS_STATED, heads, clocks, duration)
 
     def states_number(self, value: float) -> bool:
