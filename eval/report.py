@@ -200,9 +200,11 @@ def _levels_text(levels: list[str] | None) -> str:
 
 
 def _ungrounded_text(counts: dict[str, int] | None) -> str:
-    """Calls the grounding check withdrew / trimmed / strings it snapped / times it read ("-" where not recorded)."""
+    """Calls the grounding check withdrew / trimmed / strings it snapped / times it read / strings it copied
+    ("-" where not recorded)."""
     return "-" if counts is None else (f"{counts['withdrawn_calls']} / {counts['trimmed_calls']} / "
-                                       f"{counts.get('snapped_values', '-')} / {counts.get('read_values', '-')}")
+                                       f"{counts.get('snapped_values', '-')} / {counts.get('read_values', '-')} / "
+                                       f"{counts.get('copied_values', '-')}")
 
 
 def _route_text(routes: dict[str, int] | None) -> str:
@@ -211,7 +213,7 @@ def _route_text(routes: dict[str, int] | None) -> str:
 
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "score levels", "tool-name F1",
         "argument acc.", "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device",
-        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read)"]
+        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read / copied)"]
 
 
 def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:

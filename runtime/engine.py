@@ -23,8 +23,10 @@ is computed.
 Grounded calls (`grounded_calls`, runtime/grounding.py): before a turn's calls run (or go back to the
 caller), each is checked against the conversation's text. A string the user nearly said is copied from
 their words; a clock time or duration the request states is read into the call's hour/minute or
-minutes (`read_times`); an optional argument whose value no one said is dropped; a call whose
-required value no one said is withdrawn. When every call of the turn is
+minutes (`read_times`); an optional argument whose value no one said is dropped; a required string
+no one said is decoded again from its opening quote with only spans of the request's words allowed
+(`copy_values`, runtime/copy_values.py: a batch-of-one side decode from the row's own ids), and kept if
+the model supports a span; a call whose required value no one said is still withdrawn. When every call of the turn is
 withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
 text to take back), it leaves the batch and is prefilled again from there, and it may not open
 another call: the model answers in words, as it learned to for requests no offered tool serves.
@@ -44,6 +46,7 @@ from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
 from .constrained import single_token_id
+from .copy_values import SpanCopier, locate, request_spans
 from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, new_cache
 
@@ -111,6 +114,14 @@ class GenerationConfig:
     # request states, an unstated `minutes` value from its duration (runtime/grounding.py, read_times).
     # One adapter, off -> on: hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789
     read_times: bool = True
+    # (*) with grounded_calls: a required string the request does not state is decoded again from its
+    # opening quote with only spans of the request's words allowed (runtime/copy_values.py), and the
+    # call kept if the model puts enough probability on them; else it is withdrawn as before
+    copy_values: bool = True
+    # right after a call closes, another call opens when the model gives it at least this probability
+    # (0: the model's own greedy choice). An under-trained adapter often ends the turn after the first
+    # call of a two-call request while still giving the second 0.15-0.25
+    next_call_p: float = 0.0
 
 
 @dataclass
@@ -136,7 +147,8 @@ class CaseOutput:
     stop_reason: str = ""
     constrained_tokens: int = 0          # tokens sampled under a call grammar
     # what the grounding check changed, with the call as written: {"call", "unstated"} (withdrawn), or
-    # {"call", "dropped"?, "snapped"?} (unstated optional arguments left out, strings copied from the user)
+    # {"call", "dropped"?, "snapped"?, "read"?, "copied"?} (unstated optional arguments left out, strings
+    # copied from the user, values read from the request), or {"call", "repeated"} (the same call again)
     ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -181,6 +193,7 @@ class _Row:
         self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)
         self.end_now = False                  # a forced call (tool_choice) just closed: the turn ends here
         self.calls_blocked = False            # its calls were withdrawn: it may only answer in words
+        self.after_call = False               # the last token closed a call
         self.rewound_text = ""                # the text the last rewind took back
 
 
@@ -212,6 +225,7 @@ class ToolLoopEngine:
         # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
         # for a caller that runs them itself (the OpenAI server returns them to its client)
         self.hand_back: Callable[[Conversation, list[ToolCall]], bool] | None = None
+        self.copier = SpanCopier(model, tokenizer) if self.cfg.copy_values and self.call_start else None
         self.constraint = None
         if self.cfg.constrained and self.call_start:
             from .constrained import CallConstraint
@@ -275,6 +289,11 @@ class ToolLoopEngine:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
                                          [(not r.conv.tools or r.calls_blocked) and not r.in_call for r in rows])
+                    # a turn never ends inside an open call (a tokenizer whose turn-end token xgrammar does
+                    # not know as special would let it through as string text)
+                    open_calls = [k for k, r in enumerate(rows) if r.in_call]
+                    if open_calls and self.eos_ids:
+                        logits[open_calls, sorted(self.eos_ids)] = float("-inf")
                     # conv.meta["tool_choice"] "required" or a tool's name: the turn opens with a call, and
                     # ends when it closes (the OpenAI server's forced calls)
                     self.constraint.force(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
@@ -285,6 +304,8 @@ class ToolLoopEngine:
                     for k, r in enumerate(rows):
                         if r.calls_blocked:
                             logits[k, self.call_start_id] = float("-inf")
+                if self.cfg.next_call_p > 0 and self.call_start_id is not None:
+                    self._open_next_calls(rows, logits)
                 next_ids = self._sample(logits, gen)
                 finished: list[_Row] = []
                 tool_step = False
@@ -297,6 +318,7 @@ class ToolLoopEngine:
                     piece = self.tok.decode([tid], skip_special_tokens=False)
                     yield Event(r.index, "text", text=piece)
                     tail = self.tok.decode(r.segment[-24:], skip_special_tokens=False)
+                    r.after_call = bool(self.fmt.call_end) and tail.endswith(self.fmt.call_end)
                     if self.constraint is not None:
                         self._track_call(r, tid, tail)
                     ended = tid in self.eos_ids or self.fmt.turn_end in tail
@@ -305,7 +327,7 @@ class ToolLoopEngine:
                     parsed = self.fmt.parse(text) if text else None
                     if parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])) \
                             and self.cfg.grounded_calls:
-                        parsed = self._ground(r, parsed)
+                        parsed = self._ground(r, parsed, text)
                         if not parsed.calls and self._rewind(r):
                             yield Event(r.index, "rewind", text=r.rewound_text)
                             if self.reprefill:
@@ -349,6 +371,21 @@ class ToolLoopEngine:
                 else:
                     self.timing.decode_s += elapsed
                 self.timing.steps += 1
+
+    def _open_next_calls(self, rows: list[_Row], logits) -> None:
+        """Rows whose last token closed a call open another one where the model gives it at least
+        `next_call_p` (the row may call, and the caller did not force this turn's call)."""
+        torch = self.torch
+        ks = [k for k, r in enumerate(rows) if r.after_call and not r.calls_blocked and not r.end_now
+              and r.conv.tools and r.conv.meta.get("tool_choice", "auto") == "auto"]
+        if not ks:
+            return
+        p = torch.softmax(logits[ks], -1)[:, self.call_start_id]
+        for k, pk in zip(ks, p.tolist()):
+            if pk >= self.cfg.next_call_p:
+                keep = logits[k, self.call_start_id].clone()
+                logits[k] = float("-inf")
+                logits[k, self.call_start_id] = keep
 
     def _track_call(self, r: _Row, tid: int, tail: str) -> None:
         """Enter a call at its start marker (with a matcher for the case's tools), advance the matcher
@@ -493,22 +530,47 @@ class ToolLoopEngine:
         return sorted_i.gather(-1, choice).squeeze(-1)
 
     # ----- grounded calls ----------------------------------------------------------------------
-    def _ground(self, r: _Row, parsed: Any) -> Any:
-        """The turn's calls with unstated optional values dropped and calls with an unstated required
-        value withdrawn (runtime/grounding.py). A spoken request has no text to check against, and a
+    def _ground(self, r: _Row, parsed: Any, text: str) -> Any:
+        """The turn's calls with unstated optional values dropped, calls with an unstated required value
+        withdrawn (runtime/grounding.py) and a call repeated in the turn kept once. A spoken request has no text to check against, and a
         call the caller forced (tool_choice) is the caller's to judge."""
         if not r.conv.user_texts()[-1] or r.conv.meta.get("tool_choice", "auto") != "auto":
             return parsed
         stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text], said=user_texts(r.conv))
         kept = []
-        for call in parsed.calls:
-            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times)
+        for index, call in enumerate(parsed.calls):
+            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times, copy=self._copy_for(r, text, index, len(parsed.calls)))
             record = g.record(call)
             if record:
                 r.out.ungrounded.append(record)
-            if g.call is not None:
+            if g.call is not None and g.call in kept:      # the same call twice in a turn: once is meant
+                r.out.ungrounded.append({"call": call.to_dict(), "repeated": True})
+            elif g.call is not None:
                 kept.append(g.call)
         return replace(parsed, calls=kept)
+
+    def _copy_for(self, r: _Row, text: str, index: int, n_calls: int) -> Callable[[str, str, set[str]], str | None] | None:
+        """`copy(key, value, taken)` for the turn's `index`-th call (runtime/copy_values.py), or None where the
+        value cannot be placed: each call must open with its own start marker (or be the only one)."""
+        if self.copier is None:
+            return None
+        starts = [i for i in range(len(text)) if text.startswith(self.call_start, i)]
+        if len(starts) != n_calls and not (n_calls == 1 and starts):
+            return None
+        begin = starts[index] if len(starts) == n_calls else starts[0]
+        end = starts[index + 1] if len(starts) == n_calls and index + 1 < n_calls else len(text)
+        request = user_texts(r.conv)[-1]
+        context = r.ids[:len(r.ids) - len(r.segment)]
+
+        def copy(key: str, value: str, taken: set[str]) -> str | None:
+            found = locate(text[begin:end], key, value)
+            if found is None:
+                return None
+            pos, close, escaped = found
+            spans = [s for s in request_spans(request) if s.lower() not in taken]
+            chosen = self.copier.copy(context, text[:begin + pos], spans, close, escaped)
+            return chosen.value if chosen is not None else None
+        return copy
 
     def _commit(self, r: _Row, text: str, parsed: Any) -> None:
         """The turn's text so far into the output with `parsed`'s calls (as grounded: `_close` would parse
@@ -571,8 +633,10 @@ class ToolLoopEngine:
     def _close(self, r: _Row, reason: str, t_start: float) -> None:
         if r.segment:
             text = self.tok.decode(r.segment, skip_special_tokens=False)
-            r.out.text += text
             parsed = self.fmt.parse(text)
+            if parsed.calls and self.cfg.grounded_calls:    # calls cut off by a limit are judged too
+                parsed = self._ground(r, parsed, text)
+            r.out.text += text
             r.out.calls += parsed.calls
             r.out.parse_failures += parsed.failures
             r.segment = []

@@ -40,6 +40,9 @@ the tool's schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 13
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
 a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
 default), off -> on: hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
+A required string (words only) that is still not stated is handed to `copy` before the call is
+withdrawn: the engine decodes it again as a span of the request (runtime/copy_values.py), never one of
+the call's other strings, and the call keeps it if it is stated and the schema takes it.
 Measured with the demo adapter, off -> on (README, Constrained calls): hackathon 30 0.922 -> 0.956 (the
 snap), test split 0.743 -> 0.768, unseen tools 0.652 -> 0.673, BFCL irrelevance 0.500 -> 0.725, multiple
 0.425 -> 0.450 (the number snap); replayed over every saved prediction of those suites, no case lost
@@ -51,7 +54,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
 from toolcore.schema import Tool, ToolCall
@@ -209,12 +212,14 @@ class GroundedCall:
     dropped: list[str] = field(default_factory=list)   # optional arguments taken out
     snapped: dict[str, Any] = field(default_factory=dict)   # argument -> the value as written (now the user's)
     read: dict[str, Any] = field(default_factory=dict)      # argument -> the value as written (now the time read)
+    copied: dict[str, Any] = field(default_factory=dict)    # argument -> the value as written (now a copied span)
 
     def record(self, written: ToolCall) -> dict[str, Any] | None:
         """What predictions list for this call (`written`: the call as the model wrote it), None if unchanged."""
         if self.call is None:
             return {"call": written.to_dict(), "unstated": self.withdrawn_for}
-        changes = {k: v for k, v in (("dropped", self.dropped), ("snapped", self.snapped), ("read", self.read)) if v}
+        changes = {k: v for k, v in (("dropped", self.dropped), ("snapped", self.snapped), ("read", self.read),
+                                              ("copied", self.copied)) if v}
         return {"call": written.to_dict(), **changes} if changes else None
 
 
@@ -258,16 +263,27 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
     return out
 
 
-def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, read: bool = True) -> GroundedCall:
+def copyable(value: Any) -> bool:
+    """A string that may be decoded again as a copy of the request's words (runtime/copy_values.py):
+    words only; values with digits keep their canonical forms ("3:15 PM", "2026-03-21")."""
+    return isinstance(value, str) and bool(value.strip()) and not re.search(r"\d", value)
+
+
+def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, read: bool = True,
+                copy: Callable[[str, str, set[str]], str | None] | None = None) -> GroundedCall:
     """`call` checked against what the conversation states (see the module docstring). A call to a tool
     that is not offered is left to the format's and the constraint's checks. `read`: times are read
-    from the request (`read_times`) before values are judged."""
+    from the request (`read_times`) before values are judged. `copy(key, value, taken)`: a required
+    string the conversation does not state, decoded again as a span of the request (runtime/copy_values.py)
+    other than the call's other strings (`taken`, lowercased), or None; the call is withdrawn only when
+    that fails too."""
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is None:
         return GroundedCall(call)
     kept: dict[str, Any] = {}
     dropped: list[str] = []
     snapped: dict[str, Any] = {}
+    copied: dict[str, Any] = {}
     readings = read_times(call.arguments, tool, stated) if read else {}
     arguments = {**call.arguments, **readings}
     for key, value in arguments.items():
@@ -279,12 +295,18 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
                 fixed = int(fixed)
             if fixed != value:
                 snapped[key], value = value, fixed
+        if unstated(value, spec, stated) and key in tool.required and copy is not None and copyable(value):
+            taken = {v.lower() for k, v in arguments.items() if k != key and isinstance(v, str)}
+            span = copy(key, call.arguments.get(key, value), taken)
+            if span is not None and not unstated(span, spec, stated) and \
+                    len(tool.validation_errors({**arguments, key: span})) <= len(tool.validation_errors(arguments)):
+                copied[key], value = value, span
         if not unstated(value, spec, stated):
             kept[key] = value
         elif key in tool.required:
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
             dropped.append(key)
-    changed = dropped or snapped or readings
+    changed = dropped or snapped or readings or copied
     return GroundedCall(ToolCall(call.name, kept) if changed else call, dropped=dropped, snapped=snapped,
-                        read={k: call.arguments[k] for k in readings})
+                        read={k: call.arguments[k] for k in readings}, copied=copied)

@@ -279,6 +279,47 @@ def test_a_call_with_a_value_no_one_said_is_withdrawn_and_the_turn_answered_in_w
             assert outs[k].text == free[k].text and outs[k].calls == free[k].calls and not outs[k].ungrounded
 
 
+def test_a_made_up_value_is_copied_from_the_request_only_above_the_floors(guesser):
+    """copy_values decodes the guessed city again with only the request's words allowed. The guesser
+    wants Turin, not any word of "how is the sky at home?": below the floors (the default) the call stays
+    withdrawn; with no floors the copy is taken, the call runs with it, and the record keeps what was written."""
+    from runtime.copy_values import request_spans
+
+    model, tok = guesser
+    home = [Conversation([Message.text("user", HOME)], [SKY])]
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))
+    assert engine.run(home)[0].calls == []
+    engine.copier.min_support, engine.copier.min_logprob = 0.0, float("-inf")
+    out = engine.run(home)[0]
+    assert len(out.calls) == 1 and out.calls[0].arguments["city"] in request_spans(HOME)
+    assert out.ungrounded == [{"call": {"name": "check_sky", "arguments": {"city": HOME_CITY}}, "copied": {"city": HOME_CITY}}]
+    assert [e.call for e in out.tool_events] == out.calls
+    off = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, copy_values=False))
+    assert off.copier is None and off.run(home)[0].calls == []
+
+
+def test_next_call_p_opens_another_call_right_after_one_closes(trained):
+    """The model learned one call per request and ends its turn after it. A floor above what it gives a
+    second call changes nothing; a floor below it opens a second call right after the first closes (and
+    another after that, until a limit ends the case; the grammar keeps every call valid)."""
+    model, tok = trained
+    convs = [user_case("Oslo"), user_case("Lima")]
+
+    def run(p):
+        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=60, batch_size=2, next_call_p=p)).run(convs)
+
+    greedy, high, low = run(0.0), run(0.999), run(1e-12)
+    assert [o.text for o in high] == [o.text for o in greedy] and all(len(o.calls) == 1 for o in greedy)
+    for o, g, c in zip(low, greedy, convs):
+        assert o.calls[0] == g.calls[0] and o.text.count(FMT.call_start) >= 2
+        assert f"{FMT.call_end}{FMT.call_start}" in o.text       # in the same turn, right after the first
+        # what a second call may not be: a city no one said (withdrawn), the first call again (kept once)
+        assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in c.user_texts()[-1] for x in o.calls)
+    forced = [Conversation(c.messages, c.tools, meta={"tool_choice": "required"}) for c in convs]
+    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=60, batch_size=2, next_call_p=1e-12))
+    assert all(len(o.calls) == 1 for o in engine.run(forced))     # a forced call ends the turn as before
+
+
 def test_streaming_takes_back_the_withdrawn_call(guesser):
     model, tok = guesser
     engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))
