@@ -24,6 +24,11 @@ band's name "Oasis" at -1.0): the model cannot tell those apart.
 
 Only strings without digits are copied (times, dates and expressions have canonical forms that differ
 from what was said on purpose, as in `StatedValues.snap`).
+
+Measured on stop 26's default adapter (seed 0), only decoding changed, off -> on: test split 0.789 ->
+0.796, unseen tools 0.738 -> 0.752, BFCL live_simple 0.125 -> 0.175 ("Naponia" -> "Naples, Florida",
+"Quieta Rojo" -> "Quintana Roo, Mexico"); hackathon 30, hand-written set and the other seven BFCL files
+unchanged. Per case 10 won and 2 lost (a withdrawn call became a wrong one: F1 falls, BFCL unchanged).
 """
 
 from __future__ import annotations
