@@ -26,8 +26,8 @@ their words; a clock time or duration the request states is read into the call's
 minutes (`read_times`); an optional argument whose value no one said is dropped; a required string
 no one said is decoded again from its opening quote with only spans of the request's words allowed
 (`copy_values`, runtime/copy_values.py: a batch-of-one side decode from the row's own ids), and kept if
-the model supports a span; a call whose required value no one said is still withdrawn. When every call of the turn is
-withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
+the model supports a span; a call whose required value no one said is still withdrawn. When every
+call of the turn is withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
 text to take back), it leaves the batch and is prefilled again from there, and it may not open
 another call: the model answers in words, as it learned to for requests no offered tool serves.
 """
@@ -533,14 +533,15 @@ class ToolLoopEngine:
     # ----- grounded calls ----------------------------------------------------------------------
     def _ground(self, r: _Row, parsed: Any, text: str) -> Any:
         """The turn's calls with unstated optional values dropped, calls with an unstated required value
-        withdrawn (runtime/grounding.py) and a call repeated in the turn kept once. A spoken request has no text to check against, and a
-        call the caller forced (tool_choice) is the caller's to judge."""
+        withdrawn (runtime/grounding.py) and a call repeated in the turn kept once. A spoken request has
+        no text to check against, and a call the caller forced (tool_choice) is the caller's to judge."""
         if not r.conv.user_texts()[-1] or r.conv.meta.get("tool_choice", "auto") != "auto":
             return parsed
         stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text], said=user_texts(r.conv))
         kept = []
         for index, call in enumerate(parsed.calls):
-            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times, copy=self._copy_for(r, text, index, len(parsed.calls)))
+            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times,
+                            copy=self._copy_for(r, text, index, len(parsed.calls)))
             record = g.record(call)
             if record:
                 r.out.ungrounded.append(record)
@@ -550,7 +551,8 @@ class ToolLoopEngine:
                 kept.append(g.call)
         return replace(parsed, calls=kept)
 
-    def _copy_for(self, r: _Row, text: str, index: int, n_calls: int) -> Callable[[str, str, set[str]], str | None] | None:
+    def _copy_for(self, r: _Row, text: str, index: int,
+                  n_calls: int) -> Callable[[str, str, set[str]], str | None] | None:
         """`copy(key, value, taken)` for the turn's `index`-th call (runtime/copy_values.py), or None where the
         value cannot be placed: each call must open with its own start marker (or be the only one)."""
         if self.copier is None:
