@@ -25,6 +25,14 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import Tool
 
 
+def keep_only(logits: Any, rows: Sequence[int], token_id: int) -> None:
+    """In these rows of `logits` (rows x vocab) only `token_id` can be chosen (its own logit is kept)."""
+    if rows:
+        keep = logits[list(rows), token_id].clone()
+        logits[list(rows)] = float("-inf")
+        logits[list(rows), token_id] = keep
+
+
 def single_token_id(tokenizer: Any, text: str) -> int | None:
     """The id of `text` when the tokenizer holds it as one token, else None."""
     if not text:
@@ -75,10 +83,8 @@ class CallConstraint:
         named tool) can be sampled in these rows. A marker that is not one token (a base model without tool
         tokens) is not forced."""
         token_id = self.start_id if token_id == -1 else token_id
-        if token_id is not None and rows:
-            keep = logits[list(rows), token_id].clone()
-            logits[list(rows)] = float("-inf")
-            logits[list(rows), token_id] = keep
+        if token_id is not None:
+            keep_only(logits, rows, token_id)
 
     def mask(self, logits: Any, matchers: Sequence[Any | None], block_start: Sequence[bool]) -> None:
         """Mask `logits` (rows x vocab) in place: the grammar's mask for rows writing a call, and no

@@ -34,14 +34,15 @@ unchanged. Per case 10 won and 2 lost (a withdrawn call became a wrong one: F1 f
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+from .grounding import WORD
+from .kv_cache import common_prefix
 
 MAX_SPAN_WORDS = 8
 MIN_SUPPORT = 0.05
 MIN_LOGPROB = -10.0
-_WORD = re.compile(r"[\w'-]+")
 _QUOTES = "\"'"
 
 
@@ -55,7 +56,7 @@ class Copy:
 def request_spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
     """Every run of 1..max_words consecutive words of `text` (inner punctuation kept: "Berkeley, CA"),
     also Title Cased where that differs, without duplicates, in order of appearance."""
-    words = [m.span() for m in _WORD.finditer(text)]
+    words = [m.span() for m in WORD.finditer(text)]
     out: dict[str, None] = {}
     for i in range(len(words)):
         for j in range(i, min(i + max_words, len(words))):
@@ -105,7 +106,7 @@ class SpanCopier:
         full = [enc(prefix_text + render(s) + close) for s in spans]
         # the tokens every candidate shares with the prefix are context; the rest is what is chosen
         base = enc(prefix_text)
-        shared = min(_lcp(base, f) for f in full)
+        shared = min(common_prefix(base, f) for f in full)
         tails = [tuple(f[shared:]) for f in full]
         if any(not t for t in tails):
             return None
@@ -137,12 +138,4 @@ class SpanCopier:
                                  use_cache=True)
                 cache, logits = out.past_key_values, out.logits[0, -1].float()
         return None
-
-
-def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
 

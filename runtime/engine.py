@@ -34,6 +34,7 @@ another call: the model answers in words, as it learned to for requests no offer
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
@@ -45,10 +46,10 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
-from .constrained import single_token_id
+from .constrained import keep_only, single_token_id
 from .copy_values import SpanCopier, locate, request_spans
 from .grounding import StatedValues, conversation_texts, ground_call, user_texts
-from .kv_cache import PrefixStore, cast_cache, new_cache
+from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -382,11 +383,7 @@ class ToolLoopEngine:
         if not ks:
             return
         p = torch.softmax(logits[ks], -1)[:, self.call_start_id]
-        for k, pk in zip(ks, p.tolist()):
-            if pk >= self.cfg.next_call_p:
-                keep = logits[k, self.call_start_id].clone()
-                logits[k] = float("-inf")
-                logits[k, self.call_start_id] = keep
+        keep_only(logits, [k for k, pk in zip(ks, p.tolist()) if pk >= self.cfg.next_call_p], self.call_start_id)
 
     def _track_call(self, r: _Row, tid: int, tail: str) -> None:
         """Enter a call at its start marker (with a matcher for the case's tools), advance the matcher
@@ -429,7 +426,7 @@ class ToolLoopEngine:
             return
         common = min(len(s) for s in seqs) - 1
         for s in seqs[1:]:
-            common = min(common, _lcp(seqs[0], s, common))
+            common = min(common, common_prefix(seqs[0], s, common))
         if common >= 2 * MIN_PREFIX and common - self.store.lookup(seqs[0][:common + 1], MIN_PREFIX, count=False)[0] >= MIN_PREFIX:
             self._prefill_ids([seqs[0][:common]])
 
@@ -553,24 +550,24 @@ class ToolLoopEngine:
 
     def _copy_for(self, r: _Row, text: str, index: int,
                   n_calls: int) -> Callable[[str, str, set[str]], str | None] | None:
-        """`copy(key, value, taken)` for the turn's `index`-th call (runtime/copy_values.py), or None where the
-        value cannot be placed: each call must open with its own start marker (or be the only one)."""
+        """`copy(key, value, taken)` for the turn's `index`-th call (runtime/copy_values.py). It gives None
+        where the value cannot be placed: each call must open with its own start marker (or be the only
+        one). Nothing is computed until a value needs a copy."""
         if self.copier is None:
             return None
-        starts = [i for i in range(len(text)) if text.startswith(self.call_start, i)]
-        if len(starts) != n_calls and not (n_calls == 1 and starts):
-            return None
-        begin = starts[index] if len(starts) == n_calls else starts[0]
-        end = starts[index + 1] if len(starts) == n_calls and index + 1 < n_calls else len(text)
-        request = user_texts(r.conv)[-1]
-        context = r.ids[:len(r.ids) - len(r.segment)]
 
         def copy(key: str, value: str, taken: set[str]) -> str | None:
+            starts = [m.start() for m in re.finditer(re.escape(self.call_start), text)]
+            if len(starts) != n_calls and not (n_calls == 1 and starts):
+                return None
+            begin = starts[index] if len(starts) == n_calls else starts[0]
+            end = starts[index + 1] if len(starts) == n_calls and index + 1 < n_calls else len(text)
             found = locate(text[begin:end], key, value)
             if found is None:
                 return None
             pos, close, escaped = found
-            spans = [s for s in request_spans(request) if s.lower() not in taken]
+            spans = [s for s in request_spans(user_texts(r.conv)[-1]) if s.lower() not in taken]
+            context = r.ids[:len(r.ids) - len(r.segment)]
             chosen = self.copier.copy(context, text[:begin + pos], spans, close, escaped)
             return chosen.value if chosen is not None else None
         return copy
@@ -678,12 +675,6 @@ def default_context() -> ExecutionContext:
 
 _VOCAB: dict[str, list[str]] | None = None
 
-
-def _lcp(a: Sequence[int], b: Sequence[int], limit: int) -> int:
-    n = 0
-    while n < limit and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _json(obj: Any) -> str:

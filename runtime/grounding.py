@@ -73,7 +73,7 @@ _GROUPED = re.compile(r"(?<![\d.,])(\d{1,3})((?:,\d{3})+)(?:\.\d+)?(?![\d,]*\d)"
 _SCALED = re.compile(r"(?:(?<=[$€£¥])|(?<=[$€£¥] ))(\d+(?:\.\d+)?)\s?(k|m|mn|b|bn|thousand|million|billion)\b"
                      r"|(?<![\d.,])(\d+(?:\.\d+)?)\s(thousand|million|billion)\b", re.I)
 _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9}
-_WORD = re.compile(r"[\w'-]+")
+WORD = re.compile(r"[\w'-]+")          # a word of the user's text (snap here, copy spans in copy_values)
 
 
 @dataclass
@@ -125,10 +125,10 @@ class StatedValues:
         low = value.lower().strip()
         if not low or re.search(r"\d", low) or any(low in t.lower() for t in self.said):
             return value
-        n = len(_WORD.findall(value))
+        n = len(WORD.findall(value))
         best, span = SNAP_SIMILARITY, None
         for text in self.said:
-            words = [m.span() for m in _WORD.finditer(text)]
+            words = [m.span() for m in WORD.finditer(text)]
             for k in (n - 1, n, n + 1):
                 for i in range(len(words) - k + 1) if k >= 1 else ():
                     cand = text[words[i][0]:words[i + k - 1][1]]
@@ -219,7 +219,7 @@ class GroundedCall:
         if self.call is None:
             return {"call": written.to_dict(), "unstated": self.withdrawn_for}
         changes = {k: v for k, v in (("dropped", self.dropped), ("snapped", self.snapped), ("read", self.read),
-                                              ("copied", self.copied)) if v}
+                                     ("copied", self.copied)) if v}
         return {"call": written.to_dict(), **changes} if changes else None
 
 
@@ -295,13 +295,14 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
                 fixed = int(fixed)
             if fixed != value:
                 snapped[key], value = value, fixed
-        if unstated(value, spec, stated) and key in tool.required and copy is not None and copyable(value):
+        missing = unstated(value, spec, stated)
+        if missing and key in tool.required and copy is not None and copyable(value):
             taken = {v.lower() for k, v in arguments.items() if k != key and isinstance(v, str)}
             span = copy(key, call.arguments.get(key, value), taken)
             if span is not None and not unstated(span, spec, stated) and \
                     len(tool.validation_errors({**arguments, key: span})) <= len(tool.validation_errors(arguments)):
-                copied[key], value = value, span
-        if not unstated(value, spec, stated):
+                copied[key], value, missing = value, span, False
+        if not missing:
             kept[key] = value
         elif key in tool.required:
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")

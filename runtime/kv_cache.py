@@ -7,9 +7,17 @@ buffer that doubles when full and hands out views, so a step copies only the new
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import torch
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) -> int:
+    """How many leading ids `a` and `b` share (at most `limit`)."""
+    n, m = 0, min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
+    while n < m and a[n] == b[n]:
+        n += 1
+    return n
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
@@ -110,9 +118,7 @@ class PrefixStore:
         best, key = 0, None
         limit = len(ids) - 1
         for k in self.entries:
-            n, m = 0, min(limit, len(k))
-            while n < m and k[n] == ids[n]:
-                n += 1
+            n = common_prefix(k, ids, limit)
             if n > best:
                 best, key = n, k
         if key is None or best < min_len:
