@@ -1,6 +1,8 @@
 """Schema-driven data (data_gen/schema_driven): rows for tools known only by their schema."""
 
 import json
+import random
+import re
 import socket
 import threading
 import time
@@ -18,7 +20,8 @@ from data_gen.generate import generate
 from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
 from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, prepare
 from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
-from data_gen.schema_driven.samplers import Sampler, Unsupported, forms
+from data_gen.schema_driven.realise import value_pieces
+from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, forms
 from data_gen.schema_driven.source import GeneralSource
 from data_gen.schema_driven.unseen import write_suite
 from data_gen.surface import SurfaceConfig
@@ -87,6 +90,48 @@ def test_values_are_said_in_the_request(drafts):
                     assert any(f.lower() in text for f in forms(kind, value, src.aliases))
                     said += 1
     assert said > 200
+
+
+def test_values_with_commas_are_said_whole(drafts):
+    """A city whose description asks "City and state, e.g. Austin, TX" gets "Boston, MA" (or "Riga,
+    Latvia"), addresses and free text hold commas, and every such value is said whole in the request:
+    the model learns to copy a value past its commas."""
+    src, kept, _ = drafts
+    qualified = comma_values = 0
+    for d in kept:
+        for g in d.calls:
+            for key, value in g.call.arguments.items():
+                kind = g.prepared.kinds[key]
+                if kind.sem == "city" and kind.qualify:
+                    assert ", " in value, (key, value, g.prepared.tool.parameters["properties"][key])
+                    qualified += 1
+                if isinstance(value, str) and ", " in value:
+                    assert value.lower() in d.user_text.lower(), (value, d.user_text)
+                    comma_values += 1
+    assert qualified >= 5 and comma_values >= 20
+
+
+def test_city_form_reads_the_description():
+    sampler = Sampler(load_vocabulary(), holdout=0.0)
+    rng = random.Random(0)
+    for desc, form, pattern in [("City and state, e.g. Austin, TX", "state", r"^[^,]+, [A-Za-z ]+$"),
+                                ("The city and its country, like Osaka, Japan", "country", r"^[^,]+, [A-Z][A-Za-z -]+$"),
+                                ("City name", "", r"^[^,]+$")]:
+        kind = classify("city", {"type": "string", "description": desc}, {})
+        assert kind.qualify == form
+        values = {sampler.draw(kind, rng, eval_pool=False) for _ in range(40)}
+        assert all(re.match(pattern, v) for v in values), values
+    us = {sampler.draw(classify("location", {"type": "string", "description": "City and state, e.g. Austin, TX"}, {}),
+                       rng, eval_pool=False) for _ in range(300)}
+    assert any(re.fullmatch(r".+, [A-Z]{2}", v) for v in us) and any(not re.fullmatch(r".+, [A-Z]{2}", v) for v in us)
+
+
+def test_list_items_with_commas_are_kept_apart_by_semicolons():
+    kind = classify("cities", {"type": "array", "items": {"type": "string"}, "description": "City and country of each stop"}, {})
+    assert kind.items.qualify == "country"
+    text = "".join(p.text for p in value_pieces(kind, ["Riga, Latvia", "Lyon, France", "Osaka, Japan"],
+                                                random.Random(1), {}))
+    assert "Riga, Latvia; Lyon, France" in text, text
 
 
 def test_a_dropped_value_is_caught(drafts):

@@ -4,7 +4,8 @@
 into `size` tools: every seed as written, then variants of it until the size is reached, each with
 another name (camelCase, a domain prefix "finance.convert_currency", a verb synonym "fetch_stock_price"),
 another description opening ("Get" -> "Retrieve" / "Gets" / "Returns"), parameters reordered, an optional
-one dropped or a common one added (language, limit, units, verbose). So the model meets many spellings
+one dropped or a common one added (language, limit, units, verbose), a city parameter's description
+asking for a qualified value ("City and state, e.g. Austin, TX"). So the model meets many spellings
 of similar tools and has to read each schema instead of remembering a name.
 
 `unseen_library()` is the held-out library (`unseen_blueprints.py`): `check_disjoint` fails when a
@@ -44,6 +45,13 @@ DESC_SYNONYMS = {"Get": ["Retrieve", "Fetch", "Look up", "Gets", "Returns"], "Fi
 EXTRAS = ["?language:str/en=Language code of the response", "?limit:int/10=Maximum number of results",
           "?units:enum(metric,imperial)/metric=Unit system", "?verbose:bool/false=Include extra detail",
           "?response_format:enum(json,text)/json=Format of the response"]
+
+# descriptions that ask for a qualified city (`samplers.city_form` reads them), as many real APIs do
+CITY_FORMATS = ["City and state, e.g. Austin, TX", "The city and state (for example Denver, CO)",
+                "City and state abbreviation, like Portland, OR", "Location as City, State; outside the US City, Country",
+                "City and country, e.g. Lyon, France", "The city and its country, like Osaka, Japan",
+                "Location in the form City, Country"]
+CITY_WORDS = {"city", "location", "destination", "origin", "place", "town"}
 
 
 @dataclass
@@ -164,6 +172,12 @@ def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
         for key, spec in extra_props.items():
             if key not in props:
                 props[key] = spec
+    for key, spec in props.items():
+        words = set(re.split(r"[^a-z]+", key.lower()))
+        said = str(spec.get("description", "")).lower()
+        if spec.get("type") == "string" and "enum" not in spec and CITY_WORDS & words and "country" not in words \
+                and not re.search(r"airport|code|country|state", said) and rng.random() < 0.5:
+            props[key] = {**spec, "description": rng.choice(CITY_FORMATS)}
     keys = list(props)
     rng.shuffle(keys)
     params = {"type": "object", "properties": {k2: props[k2] for k2 in keys},

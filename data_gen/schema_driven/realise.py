@@ -116,11 +116,14 @@ def scalar_said(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, l
 def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
     if len(parts) == 1:
         return parts[0]
-    last = rng.choice([" and ", ", and ", " and ", " & "]) if len(parts) > 1 else ""
+    # items that hold commas themselves ("Austin, TX") are kept apart by semicolons, as people write them
+    inner = any("," in piece.text for p in parts for piece in p if piece.is_slot)
+    sep = "; " if inner else ", "
+    last = rng.choice([" and ", f"{sep.strip()} and ", " and ", " & "])
     out: list[Piece] = []
     for k, p in enumerate(parts):
         if k:
-            out.append(Piece(last if k == len(parts) - 1 else ", "))
+            out.append(Piece(last if k == len(parts) - 1 else sep))
         out += p
     return out
 

@@ -22,7 +22,7 @@ from datetime import date, timedelta
 from typing import Any, Mapping
 
 from toolcore.schema import resolve_local_ref
-from toolcore.vocab import Vocabulary
+from toolcore.vocab import Entry, Vocabulary
 
 from ..numbers import number_words
 from ..slots import split_pool, stable_fraction
@@ -64,6 +64,7 @@ class Kind:
     fields: dict[str, "Kind"] = field(default_factory=dict)
     required: list[str] = field(default_factory=list)
     described: bool = False
+    qualify: str = ""    # a city the description wants qualified: "state" ("Austin, TX") or "country"
 
 
 def resolve(spec: Any, root: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
@@ -161,6 +162,8 @@ def _role(ws: list[str]) -> str:
 def _sem_from_words(ws: set[str], *, description: bool = False) -> str:
     if description:      # "Assignment name", "Museum name": the word before "name" says what it is
         ws = ws - {"name", "number", "text", "time", "date", "code", "id", "key", "value", "item", "content"}
+        if ws & {"city", "town"}:       # "City and country of each stop": a city, said with its country
+            return "city"
     for sem, keys in NAME_SEMS:
         if ws & keys:
             return sem
@@ -222,6 +225,8 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
             other = _sem_from_words(dws, description=True)
             kind.sem = other if other and other != "person" else ("title" if dws - {"name", "full", "the", "of"} and
                                                                   not dws & NAME_SEMS_PERSON else "person")
+        if kind.sem == "city":
+            kind.qualify = city_form(desc)
         if kind.sem == "language" and ("code" in ws or "code" in dws or "iso" in dws):
             kind.sem = "language_code"
         if kind.sem == "currency" and not ({"code", "iso"} & (dws | set(ws))) and "name" in dws:
@@ -229,6 +234,30 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     else:
         raise Unsupported(f"type_{t}")
     return kind
+
+
+_STATE_EXAMPLE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b")
+
+
+def city_form(desc: str) -> str:
+    """How a city parameter's description asks for its value: "state" ("City and state, e.g. Austin,
+    TX": a US city with its state code, another with its country), "country" ("City, Country"), or ""
+    (the plain name)."""
+    if re.search(r"\bstates?\b|\bprovinces?\b", desc, re.I) or _STATE_EXAMPLE.search(desc):
+        return "state"
+    if re.search(r"\bcountry\b", desc, re.I):
+        return "country"
+    return ""
+
+
+def qualified_city(entry: Entry, form: str) -> str | None:
+    """`entry`'s value as `form` asks ("Boston, MA", "Riga, Latvia"), None when the list lacks the facts."""
+    country, state = entry.extra.get("country"), entry.extra.get("state")
+    if form == "state" and (state or country):
+        return f"{entry.value}, {state or country}"
+    if form == "country" and country:
+        return f"{entry.value}, {country}"
+    return None
 
 
 def _numeric_sem(ws: list[str], dws: set[str], t: str) -> str:
@@ -273,6 +302,10 @@ class Sampler:
             for e in vocab[name]:
                 if sem in ("city", "person"):
                     self.alias[e.value] = [s for s in e.say if s != e.value]
+        for form in ("state", "country"):       # said as written: no alias covers the qualified form
+            for flag in (False, True):
+                entries = split_pool(vocab["cities"], holdout, eval_pool=flag)
+                self.pools["city_" + form, flag] = [q for e in entries if (q := qualified_city(e, form))]
         plain = {"country": V.COUNTRIES, "ticker": V.TICKERS, "company": V.COMPANIES, "team": V.TEAMS,
                  "sport": V.SPORTS, "title": V.TITLES, "color": V.COLORS, "room": V.ROOMS, "device": V.DEVICES,
                  "food": V.FOODS, "dish": V.DISHES, "cuisine": V.CUISINES, "element": V.ELEMENTS,
@@ -373,6 +406,8 @@ class Sampler:
 
     def string(self, kind: Kind, rng: random.Random, eval_pool: bool) -> str:
         s, sem = kind.spec, kind.sem
+        if sem == "city" and kind.qualify and self.pools.get(("city_" + kind.qualify, eval_pool)):
+            sem = "city_" + kind.qualify
         for _ in range(20):
             value = self._string(sem, rng, eval_pool)
             if _fits(value, s):
@@ -402,6 +437,14 @@ class Sampler:
             return rng.choice(["", "A", "ORD-", "INV-", "ID", "X"]) + str(rng.randrange(1000, 99999))
         if sem == "query":
             return self.pick("topic", rng, eval_pool) if rng.random() < 0.4 else self.pick("query", rng, eval_pool)
+        if sem == "address" and rng.random() < 0.5:      # a full address goes on past its commas
+            return f"{self.pick('address', rng, eval_pool)}, {self.pick('city_state', rng, eval_pool)}"
+        if sem == "message" and rng.random() < 0.3:      # free text has commas inside: copy it to its end
+            first, second = self.pick("message", rng, eval_pool), self.pick("message", rng, eval_pool)
+            if first != second and len(first.split()) + len(second.split()) <= 14:
+                head = second.split()[0]
+                keep = head.isupper() or head == "I" or head.startswith("I'")
+                return f"{first}, {second if keep else second[:1].lower() + second[1:]}"
         if (sem, eval_pool) in self.pools:
             return self.pick(sem, rng, eval_pool)
         return self.pick("generic", rng, eval_pool)
