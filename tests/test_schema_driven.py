@@ -7,7 +7,6 @@ import socket
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from datasets import load_from_disk
@@ -94,7 +93,7 @@ def test_values_are_said_in_the_request(drafts):
 
 def test_values_with_commas_are_said_whole(drafts):
     """A city whose description asks "City and state, e.g. Austin, TX" gets "Boston, MA" (or "Riga,
-    Latvia"), addresses and free text hold commas, and every such value is said whole in the request:
+    Latvia"), addresses hold commas, and every such value is said whole in the request:
     the model learns to copy a value past its commas."""
     src, kept, _ = drafts
     qualified = comma_values = 0
@@ -132,6 +131,28 @@ def test_list_items_with_commas_are_kept_apart_by_semicolons():
     text = "".join(p.text for p in value_pieces(kind, ["Riga, Latvia", "Lyon, France", "Osaka, Japan"],
                                                 random.Random(1), {}))
     assert "Riga, Latvia; Lyon, France" in text, text
+
+
+def test_comma_separated_strings_are_said_as_lists(drafts):
+    """A string described as "Comma-separated ticker symbols" gets "AAPL,TSLA", said item by item ("AAPL
+    and TSLA"), and verification checks every item; library variants take some string lists that way."""
+    src, kept, _ = drafts
+    seen = 0
+    for d in kept:
+        for g in d.calls:
+            for key, value in g.call.arguments.items():
+                kind = g.prepared.kinds[key]
+                if kind.sem == "csv":
+                    items = value.split(",")
+                    assert len(items) >= 2 and all(i.strip() == i and i for i in items), value
+                    assert all(any(f.lower() in d.user_text.lower() for f in forms(kind.items, i, src.aliases))
+                               for i in items), (value, d.user_text)
+                    assert grounding_problem(kind, value + ",Zanzibar Quartet", d.user_text.lower(), src.aliases)
+                    seen += 1
+    assert seen >= 3
+    kind = classify("symbols", {"type": "string", "description": "Comma-separated stock ticker symbols"}, {})
+    assert (kind.sem, kind.items.sem) == ("csv", "ticker")
+    assert classify("symbol", {"type": "string", "description": "Stock ticker symbol"}, {}).sem == "ticker"
 
 
 def test_a_dropped_value_is_caught(drafts):

@@ -27,6 +27,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
     "finance": [
         "convert_currency: Convert an amount of money between two currencies | amount:num=The amount of money to convert; from_currency:str=Currency code to convert from; to_currency:str=Currency code to convert to",
         "get_stock_price: Get the current stock price of a company | symbol:str=Stock ticker symbol; ?exchange:enum(NASDAQ,NYSE,LSE)=Stock exchange",
+        "get_stock_quotes: Get quotes for several stocks at once | symbols:str=Comma-separated stock ticker symbols; ?include_volume:bool/false=Include trading volume",
         "calculate_loan_payment: Calculate the monthly payment of a loan | principal:num=Loan amount; annual_rate:num=Annual interest rate in percent; years:int=Loan term in years",
         "compound_interest: Compute compound interest on an investment | principal:num=Initial investment; rate:num=Annual interest rate in percent; years:int=Number of years; ?compounds_per_year:int/12=Times interest is compounded per year",
         "get_exchange_rate: Get the exchange rate between two currencies | base_currency:str=Currency code to convert from; quote_currency:str=Currency code to convert into",
@@ -81,6 +82,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "get_book_details: Get details about a book | title:str=Book title; ?author:str=Author name",
         "play_podcast: Play a podcast episode | show:str=Podcast name; ?episode:int=Episode number",
         "get_song_lyrics: Fetch the lyrics of a song | song:str=Song title; ?artist:str=Performing artist",
+        "compare_artists: Compare the popularity of several artists | artists:str=Artist names separated by commas; ?period:enum(week,month,year)/month=Time window",
         "create_playlist: Create a new music playlist | name:str=Playlist name; ?songs:str[]=Songs to add; ?public:bool/false=Whether others can see it",
         "get_tv_schedule: Get tonight's TV schedule for a channel | channel:enum(BBC One,CNN,HBO,ESPN,NBC,Discovery)=TV channel; ?date:date=Day of the schedule",
         "recommend_books: Recommend books similar to one the user liked | title:str=A book the user liked; ?count:int/3=How many recommendations",

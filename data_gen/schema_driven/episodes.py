@@ -329,6 +329,8 @@ def grounding_problem(kind: Kind, value: Any, text: str, aliases: dict[str, list
         return False               # fixed by the schema: nothing for the user to say
     if kind.sem == "array":
         return any(grounding_problem(kind.items, v, text, aliases, alone=alone) for v in value)   # type: ignore[arg-type]
+    if kind.sem == "csv":
+        return any(grounding_problem(kind.items, v, text, aliases, alone=alone) for v in value.split(","))  # type: ignore[arg-type]
     if kind.sem == "object":
         return any(k not in kind.fields or grounding_problem(kind.fields[k], v, text, aliases, alone=alone)
                    for k, v in value.items())

@@ -5,7 +5,8 @@ into `size` tools: every seed as written, then variants of it until the size is 
 another name (camelCase, a domain prefix "finance.convert_currency", a verb synonym "fetch_stock_price"),
 another description opening ("Get" -> "Retrieve" / "Gets" / "Returns"), parameters reordered, an optional
 one dropped or a common one added (language, limit, units, verbose), a city parameter's description
-asking for a qualified value ("City and state, e.g. Austin, TX"). So the model meets many spellings
+asking for a qualified value ("City and state, e.g. Austin, TX"), a list of strings taken as one
+comma-separated string. So the model meets many spellings
 of similar tools and has to read each schema instead of remembering a name.
 
 `unseen_library()` is the held-out library (`unseen_blueprints.py`): `check_disjoint` fails when a
@@ -178,11 +179,20 @@ def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
         if spec.get("type") == "string" and "enum" not in spec and CITY_WORDS & words and "country" not in words \
                 and not re.search(r"airport|code|country|state", said) and rng.random() < 0.5:
             props[key] = {**spec, "description": rng.choice(CITY_FORMATS)}
+        items = spec.get("items") or {}
+        if spec.get("type") == "array" and items.get("type") == "string" and "enum" not in items and rng.random() < 0.3:
+            # many APIs take a list as one string: "Comma-separated list of ticker symbols"
+            said = str(spec.get("description") or words_said(key))
+            props[key] = {"type": "string", "description": f"Comma-separated list of {said[:1].lower() + said[1:]}"}
     keys = list(props)
     rng.shuffle(keys)
     params = {"type": "object", "properties": {k2: props[k2] for k2 in keys},
               "required": [r for r in required if r in props]}
     return Tool(name=name, description=desc, parameters=params, source=f"<library:{domain}>")
+
+
+def words_said(name: str) -> str:
+    return " ".join(w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", name) if w)
 
 
 def _seeds(blueprints: dict[str, list[str]], label: str) -> list[LibTool]:

@@ -132,6 +132,8 @@ def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, 
     """How the user says one value: a list as "A, B and C", an object as its fields' mentions."""
     if kind.sem == "array":
         return join_list([value_pieces(kind.items, v, rng, aliases) for v in value], rng)   # type: ignore[arg-type]
+    if kind.sem == "csv":
+        return join_list([value_pieces(kind.items, v, rng, aliases) for v in value.split(",")], rng)  # type: ignore[arg-type]
     if kind.sem == "object":
         parts = [mention(kind.fields[k], v, rng, aliases, plain=True) for k, v in value.items()]
         parts = [p for p in parts if p]
@@ -149,7 +151,7 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
     said = value_pieces(kind, value, rng, aliases)
     if kind.sem == "object":
         template = rng.choice(["with {n}: {v}", "{n} with {v}", "{n} ({v})"]) if not plain else "{n} {v}"
-    elif kind.sem == "array":
+    elif kind.sem in ("array", "csv"):
         template = rng.choice(["for {v}", "{n} {v}", "with {n} {v}", "{n}: {v}"])
     elif plain:
         template = rng.choice(["{n} {v}", "{n} of {v}", "{n} {v}"])

@@ -3,7 +3,8 @@
 `classify(name, spec)` reads a parameter's JSON schema (type, enum, const, format, minimum/maximum,
 items, properties, pattern) and what its name and description say ("currency", "city", "in
 kilometers", "YYYY-MM-DD") into a `Kind`. `Sampler.draw(kind)` draws a valid value for it, and
-`forms(kind, value)` lists how a user may say that value: the value itself first, then the documented
+`forms(kind, value)` lists how a user may say that value (a "comma-separated" string, sem "csv", is
+said as the list of its items): the value itself first, then the documented
 canonical forms verification accepts (a currency code said as "dollars", an ISO date as "March 14,
 2026", a 24-hour time as "2:30 PM", a small integer in words, a language code by its name). The
 generator says one of these forms; the verifier (`episodes.grounding_problem`) requires one of them in
@@ -214,6 +215,10 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     elif t in ("integer", "number"):
         kind.sem = _numeric_sem(ws, dws, t)
         kind.unit = _unit_words(ws, dws)
+    elif (t == "string" or t is None) and _CSV.search(desc) and "enum" not in s:
+        kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
+        singular = name[:-1] if name.endswith("s") and len(name) > 3 else name
+        kind.items = classify(singular, {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
     elif t == "string" or t is None:
         fmt = s.get("format", "")
         kind.sem = {"date": "date", "date-time": "datetime", "time": "time", "email": "email", "uri": "url",
@@ -236,6 +241,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     return kind
 
 
+_CSV = re.compile(r"\b(?:a |as a )?comma[- ]separated(?: list of)?|,? separated by commas", re.I)
 _STATE_EXAMPLE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b")
 
 
@@ -363,6 +369,18 @@ class Sampler:
             return out
         if sem == "object":
             return self.draw_fields(kind.fields, kind.required, rng, eval_pool, optional_share)
+        if sem == "csv":
+            items: list[str] = []
+            for _ in range(30):
+                if len(items) >= rng.choice([2, 2, 3]):
+                    break
+                v = self.string(kind.items, rng, eval_pool)       # type: ignore[arg-type]
+                if v not in items and "," not in v:
+                    items.append(v)
+            value = ",".join(items)
+            if len(items) < 2 or not _fits(value, s):
+                raise Unsupported("csv")
+            return value
         if s.get("type") in ("integer", "number"):
             return self.number(kind, rng)
         return self.string(kind, rng, eval_pool)
@@ -439,12 +457,8 @@ class Sampler:
             return self.pick("topic", rng, eval_pool) if rng.random() < 0.4 else self.pick("query", rng, eval_pool)
         if sem == "address" and rng.random() < 0.5:      # a full address goes on past its commas
             return f"{self.pick('address', rng, eval_pool)}, {self.pick('city_state', rng, eval_pool)}"
-        if sem == "message" and rng.random() < 0.3:      # free text has commas inside: copy it to its end
-            first, second = self.pick("message", rng, eval_pool), self.pick("message", rng, eval_pool)
-            if first != second and len(first.split()) + len(second.split()) <= 14:
-                head = second.split()[0]
-                keep = head.isupper() or head == "I" or head.startswith("I'")
-                return f"{first}, {second if keep else second[:1].lower() + second[1:]}"
+        # (no commas inside messages: measured, the model then read "saying good night, check the weather in
+        # Chicago" as one message; a message is the last thing a request says, so it ran to the end)
         if (sem, eval_pool) in self.pools:
             return self.pick(sem, rng, eval_pool)
         return self.pick("generic", rng, eval_pool)
