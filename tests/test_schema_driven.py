@@ -125,6 +125,18 @@ def test_city_form_reads_the_description():
     assert any(re.fullmatch(r".+, [A-Z]{2}", v) for v in us) and any(not re.fullmatch(r".+, [A-Z]{2}", v) for v in us)
 
 
+def test_a_city_list_without_countries_gives_plain_values(tmp_path):
+    """A user's cities.yaml with bare names replaces the built-in one: qualified cities and addresses
+    fall back to what the list can say instead of failing."""
+    (tmp_path / "cities.yaml").write_text("entries: [Ghent, Oslo, Quito]\n")
+    sampler = Sampler(load_vocabulary([tmp_path]), holdout=0.0)
+    rng = random.Random(0)
+    city = classify("city", {"type": "string", "description": "City and state, e.g. Austin, TX"}, {})
+    address = classify("address", {"type": "string", "description": "Street address"}, {})
+    assert {sampler.draw(city, rng, eval_pool=False) for _ in range(20)} <= {"Ghent", "Oslo", "Quito"}
+    assert all("," not in sampler.draw(address, rng, eval_pool=False) for _ in range(20))
+
+
 def test_list_items_with_commas_are_kept_apart_by_semicolons():
     kind = classify("cities", {"type": "array", "items": {"type": "string"}, "description": "City and country of each stop"}, {})
     assert kind.items.qualify == "country"

@@ -455,7 +455,8 @@ class Sampler:
             return rng.choice(["", "A", "ORD-", "INV-", "ID", "X"]) + str(rng.randrange(1000, 99999))
         if sem == "query":
             return self.pick("topic", rng, eval_pool) if rng.random() < 0.4 else self.pick("query", rng, eval_pool)
-        if sem == "address" and rng.random() < 0.5:      # a full address goes on past its commas
+        if sem == "address" and self.pools.get(("city_state", eval_pool)) and rng.random() < 0.5:
+            # a full address goes on past its commas (a user city list without countries: street only)
             return f"{self.pick('address', rng, eval_pool)}, {self.pick('city_state', rng, eval_pool)}"
         # (no commas inside messages: measured, the model then read "saying good night, check the weather in
         # Chicago" as one message; a message is the last thing a request says, so it ran to the end)
