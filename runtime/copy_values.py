@@ -138,4 +138,3 @@ class SpanCopier:
                                  use_cache=True)
                 cache, logits = out.past_key_values, out.logits[0, -1].float()
         return None
-

@@ -676,7 +676,6 @@ def default_context() -> ExecutionContext:
 _VOCAB: dict[str, list[str]] | None = None
 
 
-
 def _json(obj: Any) -> str:
     import json
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+MIN_CAPACITY = 256
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) -> int:
@@ -18,10 +22,6 @@ def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) 
     while n < m and a[n] == b[n]:
         n += 1
     return n
-from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
-
-MIN_CAPACITY = 256
 
 
 class GrowingLayer(DynamicLayer):

@@ -109,7 +109,7 @@ def test_user_jsonl_errors_name_line_and_field(tmp_path, row, field):
     f.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n")
     with pytest.raises(ToolkitError) as e:
         read_user_rows(f)
-    assert f"mine.jsonl:2" in str(e.value) and f"field '{field}'" in str(e.value)
+    assert "mine.jsonl:2" in str(e.value) and f"field '{field}'" in str(e.value)
 
 
 def test_user_rows_join_the_dataset(tmp_path):

@@ -36,7 +36,7 @@ from ..surface import Piece, SurfaceConfig, tidy, wrap
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
 from .realise import actions, arrange, mention, request
-from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms
+from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms, list_items
 
 ANSWERS = ["Done.", "All done.", "That's taken care of.", "Okay, done.", "Here you go.", "Finished, all set."]
 # after a connector ("and", ", then"): the second call of the same tool, said by what changes
@@ -327,10 +327,9 @@ def grounding_problem(kind: Kind, value: Any, text: str, aliases: dict[str, list
     `alone`: no other call of the request has this parameter, so a boolean said both ways is a contradiction."""
     if kind.sem == "const":
         return False               # fixed by the schema: nothing for the user to say
-    if kind.sem == "array":
-        return any(grounding_problem(kind.items, v, text, aliases, alone=alone) for v in value)   # type: ignore[arg-type]
-    if kind.sem == "csv":
-        return any(grounding_problem(kind.items, v, text, aliases, alone=alone) for v in value.split(","))  # type: ignore[arg-type]
+    if kind.sem in ("array", "csv"):
+        return any(grounding_problem(kind.items, v, text, aliases, alone=alone)   # type: ignore[arg-type]
+                   for v in list_items(kind, value))
     if kind.sem == "object":
         return any(k not in kind.fields or grounding_problem(kind.fields[k], v, text, aliases, alone=alone)
                    for k, v in value.items())

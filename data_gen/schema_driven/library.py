@@ -27,6 +27,7 @@ from toolcore.errors import ToolkitError
 from toolcore.schema import Tool, ToolCall
 
 from .blueprints import TRAIN_BLUEPRINTS
+from .samplers import humanise
 from .unseen_blueprints import UNSEEN_BLUEPRINTS
 
 SCALARS = {"str": {"type": "string"}, "int": {"type": "integer"}, "num": {"type": "number"},
@@ -182,17 +183,13 @@ def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
         items = spec.get("items") or {}
         if spec.get("type") == "array" and items.get("type") == "string" and "enum" not in items and rng.random() < 0.3:
             # many APIs take a list as one string: "Comma-separated list of ticker symbols"
-            said = str(spec.get("description") or words_said(key))
+            said = str(spec.get("description") or humanise(key))
             props[key] = {"type": "string", "description": f"Comma-separated list of {said[:1].lower() + said[1:]}"}
     keys = list(props)
     rng.shuffle(keys)
     params = {"type": "object", "properties": {k2: props[k2] for k2 in keys},
               "required": [r for r in required if r in props]}
     return Tool(name=name, description=desc, parameters=params, source=f"<library:{domain}>")
-
-
-def words_said(name: str) -> str:
-    return " ".join(w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", name) if w)
 
 
 def _seeds(blueprints: dict[str, list[str]], label: str) -> list[LibTool]:

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from ..surface import Piece
-from .samplers import Kind, bool_forms, forms
+from .samplers import Kind, bool_forms, forms, list_items
 
 # base-form verbs a description may open with (third person "Gets" is reduced to "get")
 VERBS = set("""
@@ -130,10 +130,9 @@ def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
 
 def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]]) -> list[Piece]:
     """How the user says one value: a list as "A, B and C", an object as its fields' mentions."""
-    if kind.sem == "array":
-        return join_list([value_pieces(kind.items, v, rng, aliases) for v in value], rng)   # type: ignore[arg-type]
-    if kind.sem == "csv":
-        return join_list([value_pieces(kind.items, v, rng, aliases) for v in value.split(",")], rng)  # type: ignore[arg-type]
+    if kind.sem in ("array", "csv"):
+        return join_list([value_pieces(kind.items, v, rng, aliases)   # type: ignore[arg-type]
+                          for v in list_items(kind, value)], rng)
     if kind.sem == "object":
         parts = [mention(kind.fields[k], v, rng, aliases, plain=True) for k, v in value.items()]
         parts = [p for p in parts if p]

@@ -196,8 +196,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     elif t == "array":
         kind.sem = "array"
         items = s.get("items") if isinstance(s.get("items"), Mapping) else {"type": "string"}
-        singular = name[:-1] if name.endswith("s") and len(name) > 3 else name
-        kind.items = classify(singular, {**items, "description": items.get("description") or desc}, root, depth + 1)
+        kind.items = classify(_singular(name), {**items, "description": items.get("description") or desc}, root, depth + 1)
         if kind.items.sem in ("array", "const", "bool"):
             raise Unsupported("array_of_" + kind.items.sem)
     elif t == "object":
@@ -217,8 +216,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
         kind.unit = _unit_words(ws, dws)
     elif (t == "string" or t is None) and _CSV.search(desc) and "enum" not in s:
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
-        singular = name[:-1] if name.endswith("s") and len(name) > 3 else name
-        kind.items = classify(singular, {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
+        kind.items = classify(_singular(name), {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
     elif t == "string" or t is None:
         fmt = s.get("format", "")
         kind.sem = {"date": "date", "date-time": "datetime", "time": "time", "email": "email", "uri": "url",
@@ -239,6 +237,15 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     else:
         raise Unsupported(f"type_{t}")
     return kind
+
+
+def _singular(name: str) -> str:
+    return name[:-1] if name.endswith("s") and len(name) > 3 else name
+
+
+def list_items(kind: Kind, value: Any) -> list[Any]:
+    """The items of a list-valued value: an array's elements, a comma-separated string's parts."""
+    return value.split(",") if kind.sem == "csv" else list(value)
 
 
 _CSV = re.compile(r"\b(?:a |as a )?comma[- ]separated(?: list of)?|,? separated by commas", re.I)
