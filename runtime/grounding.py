@@ -34,9 +34,18 @@ parameters (also `*_hour` / `*_minute`: a clock pair) takes them from the one cl
 states, the way the symbolic parser reads it ("half past six" -> 6, 30; "10:30 PM" -> 22, 30; "7 in
 the evening" -> 19, 0); a clock said without AM/PM keeps the model's half of the day when the hour is
 one of its two readings. An integer `minutes` parameter (also `*_minutes`) whose value is not stated
-takes the duration the request states ("an hour and a half" -> 90) instead of withdrawing the call.
-A request with no clock time, or with two different ones, is left to the model, and so is a reading
-the tool's schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo
+takes the duration the request states ("an hour and a half" -> 90) instead of withdrawing the call, and
+so does one that is the duration in hours ("a timer for one hour" -> 1 becomes 60); one the request
+says only inside a clock time is not stated ("an alarm at 9:10 am" does not ground set_timer(10)).
+Where the request says several clock times, a call takes the one its own hour and minute point at
+(same minute, same hour on a 12-hour dial: "remind me at 5 PM and set an alarm for 4:30 PM" -> the
+alarm's 4, 30 becomes 16, 30; else the one clock with that hour), and none where no single one fits.
+A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one
+clock the request says when the call has one such string, else from the clock it points at among
+those fixed to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM",
+"14:00" -> "2:00 PM", "twenty-five to eight in the evening" -> "7:35 PM". A request with no clock time
+is left to the model, and so is a reading the tool's schema refuses (an hour limited to 1-12 beside an
+AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
 a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
 default), off -> on: hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
@@ -89,6 +98,9 @@ class StatedValues:
     # the request's (the last user text's) clock times, one per distinct reading, and its duration in minutes
     clocks: list[Clock] = field(default_factory=list)
     duration: int | None = None
+    # numbers the conversation says only inside a clock time ("9:10 am": 9, 10, 21): no evidence for a
+    # duration ("set_timer(minutes=10)" from "an alarm at 9:10 am")
+    clock_only: set[float] = field(default_factory=set)
 
     @classmethod
     def of(cls, texts: Iterable[str], said: Iterable[str] = ()) -> "StatedValues":
@@ -115,7 +127,8 @@ class StatedValues:
         request = digitize(said[-1]) if said else ""
         clocks = list({(c.hour, c.minute, c.explicit): c for c in find_clocks(request)}.values())
         duration = parse_duration_minutes(request)         # None for no text
-        return cls(raw.lower() + " \n " + num, numbers, said, found - _ALWAYS_STATED, heads, clocks, duration)
+        return cls(raw.lower() + " \n " + num, numbers, said, found - _ALWAYS_STATED, heads, clocks, duration,
+                   _clock_only(num))
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
@@ -194,6 +207,22 @@ def judged(value: Any, spec: dict[str, Any]) -> bool:
     return "enum" not in spec and "const" not in spec and not isinstance(value, bool)
 
 
+def _clock_only(num: str) -> set[float]:
+    """The numbers digitised text `num` says inside clock times and nowhere else (durations count as
+    elsewhere: "half an hour" states 30)."""
+    clocks = find_clocks(num)
+    inside = {float(v) for c in clocks for v in (c.hour, c.minute, c.hour % 12 or 12)}
+    outside_text = num
+    for c in sorted(clocks, key=lambda c: -c.start):
+        outside_text = outside_text[:c.start] + " " + outside_text[c.end:]
+    outside = {float(m.group().replace(",", "")) for m in _NUMBER.finditer(outside_text)
+               if m.group().replace(",", "").replace(".", "", 1).isdigit()}
+    minutes = parse_duration_minutes(outside_text)
+    if minutes:
+        outside |= {float(minutes), minutes / 60}
+    return inside - outside
+
+
 def unstated(value: Any, spec: dict[str, Any], stated: StatedValues) -> bool:
     """True when a scalar `value` of a parameter with schema `spec` is not said in the conversation."""
     if not judged(value, spec):
@@ -240,27 +269,75 @@ def clock_pair(tool: Tool) -> tuple[str, str] | None:
 
 
 def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[str, Any]:
-    """The arguments whose values are read from the request's one clock time or duration (see the module
+    """The arguments whose values are read from the request's clock times or duration (see the module
     docstring): key -> the value read. Empty where nothing is read or the reading agrees."""
     out: dict[str, Any] = {}
     pair = clock_pair(tool)
-    if pair and all(k in args for k in pair) and len(stated.clocks) == 1:
-        clock = stated.clocks[0]
-        hour = args[pair[0]]
-        keeps_half = not clock.explicit and isinstance(hour, int) and not isinstance(hour, bool) \
-            and 0 <= hour <= 23 and hour % 12 == clock.hour % 12
-        for key, value in ((pair[0], hour if keeps_half else clock.hour), (pair[1], clock.minute)):
-            if args[key] != value:
-                out[key] = value
+    if pair and all(k in args for k in pair) and stated.clocks:
+        hour, minute = args[pair[0]], args[pair[1]]
+        clock = stated.clocks[0] if len(stated.clocks) == 1 else _pointed_at(stated.clocks, hour, minute)
+        if clock is not None:
+            keeps_half = not clock.explicit and _is_int(hour) and 0 <= hour <= 23 and hour % 12 == clock.hour % 12
+            for key, value in ((pair[0], hour if keeps_half else clock.hour), (pair[1], clock.minute)):
+                if args[key] != value:
+                    out[key] = value
+    times = {k: m for k, v in args.items() if isinstance(v, str) and (m := _CLOCK_STRING.match(v))}
+    for key, m in times.items():       # "14:00 AM" / "5:00 AM" for a request that says 14:00 / 5 PM
+        hour, minute = int(m["h"]), int(m["m"])
+        if len(stated.clocks) == 1 and len(times) == 1:    # the one time said, as for a clock pair
+            clock = stated.clocks[0]
+        else:
+            clock = _pointed_at([c for c in stated.clocks if _fixes_half(c)], hour, minute)
+        if clock is None:
+            continue
+        pm = clock.hour >= 12 if _fixes_half(clock) else m["p"].lower() == "pm"
+        period = ("PM" if pm else "AM") if m["p"].isupper() else ("pm" if pm else "am")
+        read = f"{clock.hour % 12 or 12}:{clock.minute:02d}{m['sep']}{period}"
+        if read != args[key]:
+            out[key] = read
     if stated.duration is not None:
         for key in _integer_keys(tool, _MINUTES_KEY):
             value = args.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value != stated.duration \
-                    and not stated.states_number(float(value)):
-                out[key] = stated.duration
+                    and (not stated.states_number(float(value)) or value * 60 == stated.duration):
+                out[key] = stated.duration     # unstated, or the hours of "one hour" written as minutes
     if out and len(tool.validation_errors({**args, **out})) > len(tool.validation_errors(args)):
         return {}                      # a reading the schema refuses (an hour limited to 1-12) is not used
     return out
+
+
+# a time the model wrote as a 12-hour string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12)
+_CLOCK_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?P<sep> ?)(?P<p>[AaPp][Mm])$")
+
+
+def _fixes_half(clock: Clock) -> bool:
+    """AM/PM (or a word for it) said, or a 24-hour reading past 12 ("14:00")."""
+    return clock.explicit or clock.hour >= 13
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _pointed_at(clocks: Sequence[Clock], hour: Any, minute: Any) -> Clock | None:
+    """Of the request's clock times, the one a call's hour and minute point at: the same hour on a 12-hour
+    dial and the same minute ("4:30" -> "4:30 PM" when the request also says "5 PM"), else the same hour
+    alone ("10:00" -> "10:05 PM" beside "7 PM"); None unless exactly one."""
+    if not (_is_int(hour) and _is_int(minute)):
+        return None
+    for same_minute in (True, False):
+        hits = {(c.hour, c.minute): c for c in clocks
+                if c.hour % 12 == hour % 12 and (c.minute == minute or not same_minute)}
+        if hits:
+            return next(iter(hits.values())) if len(hits) == 1 else None
+    return None
+
+
+def _clock_number_as_duration(key: str, value: Any, tool: Tool, stated: StatedValues) -> bool:
+    """An integer `minutes` value that the conversation says only as part of a clock time: "an alarm at
+    9:10 am" -> set_timer(minutes=10) is a timer no one asked for."""
+    return key in _integer_keys(tool, _MINUTES_KEY) and _is_int(value) and float(value) in stated.clock_only \
+        and value != stated.duration
 
 
 def copyable(value: Any) -> bool:
@@ -295,7 +372,7 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
                 fixed = int(fixed)
             if fixed != value:
                 snapped[key], value = value, fixed
-        missing = unstated(value, spec, stated)
+        missing = unstated(value, spec, stated) or _clock_number_as_duration(key, value, tool, stated)
         if missing and key in tool.required and copy is not None and copyable(value):
             taken = {v.lower() for k, v in arguments.items() if k != key and isinstance(v, str)}
             span = copy(key, call.arguments.get(key, value), taken)

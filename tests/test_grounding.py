@@ -152,9 +152,45 @@ def test_a_clock_pair_is_read_from_the_one_clock_time_the_request_states(text, w
     assert off.read == {} and (off.call is None or off.call.arguments == dict(zip(("hour", "minute"), written)))
 
 
-def test_two_clock_times_or_none_leave_the_call_to_the_model():
+def test_of_several_clock_times_a_call_takes_the_one_it_points_at():
+    g = ground_call(ToolCall("set_alarm", {"hour": 4, "minute": 30}), [ALARM],
+                    request("Remind me to call mom at 5 PM, and also set an alarm for 4:30 PM"))
+    assert g.call == ToolCall("set_alarm", {"hour": 16, "minute": 30}) and g.read == {"hour": 4}
     two = ground_call(ToolCall("set_alarm", {"hour": 6, "minute": 30}), [ALARM], request("alarms at 6:30 AM and 7:00 AM"))
     assert two.call == ToolCall("set_alarm", {"hour": 6, "minute": 30}) and two.read == {}
+    # no clock with that minute: the one with that hour ("10:05 PM" written as 10, 0 beside "7:00 PM")
+    text = "set my alarm to ring at 10:05 PM, and while you're at it, set another at 7:00 PM please"
+    assert ground_call(ToolCall("set_alarm", {"hour": 10, "minute": 0}), [ALARM], request(text)).call == \
+        ToolCall("set_alarm", {"hour": 22, "minute": 5})
+    # both halves of the day said for the same dial reading: no single one fits, the model's stays
+    both = ground_call(ToolCall("set_alarm", {"hour": 18, "minute": 30}), [ALARM], request("alarms at 6:30 AM and 6:30 PM"))
+    assert both.call == ToolCall("set_alarm", {"hour": 18, "minute": 30}) and both.read == {}
+
+
+REMINDER = Tool("create_reminder", "Create a reminder", {"type": "object", "properties": {
+    "title": {"type": "string"}, "time": {"type": "string", "description": "Time, e.g. 3:00 PM"}},
+    "required": ["title", "time"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("Remind me at 14:00 to stretch", "14:00 AM", "2:00 PM"),               # a 24-hour clock, an impossible string
+    ("remind me to stretch at 5 pm", "5:00 AM", "5:00 PM"),                  # the wrong half
+    ("remind me to stretch at 5 pm", "5:00am", "5:00pm"),                    # the model's own style is kept
+    ("remind me to stretch at 7:45", "7:45 PM", "7:45 PM"),                  # no half said: the model's stays
+    ("stretch at 5 PM and at 7 PM", "7:00 AM", "7:00 PM"),                   # of two, the one it points at
+    ("stretch at 5 PM and at 6 PM", "7:00 AM", "7:00 AM"),                   # points at neither: not read
+    # the one time the request says, as for a clock pair: the hour and the minute are read
+    ("remind me to stretch at twenty-five to eight in the evening", "25:00 PM", "7:35 PM"),
+    ("a reminder for half past seven this evening: stretch", "7:00 PM", "7:30 PM"),
+])
+def test_a_12_hour_time_string_is_read_from_the_clock_the_request_fixes(text, written, read):
+    g = ground_call(ToolCall("create_reminder", {"title": "stretch", "time": written}), [REMINDER], request(text))
+    assert g.read == ({} if read == written else {"time": written})
+    if g.call is not None:
+        assert g.call.arguments["time"] == read
+
+
+def test_no_clock_time_leaves_the_call_to_the_model():
     none = ground_call(ToolCall("set_alarm", {"hour": 19, "minute": 0}), [ALARM], request("set an alarm please"))
     assert none.call is None and none.withdrawn_for == "hour=19"
     # the clock is read from the request, not from an earlier turn or a tool result
@@ -168,6 +204,16 @@ def test_an_unstated_minutes_value_is_read_from_the_duration_and_a_stated_one_is
     kept = ground_call(ToolCall("set_timer", {"minutes": 5}), [TIMER], request("a 5 minute timer and one for 10 minutes"))
     assert kept.call == ToolCall("set_timer", {"minutes": 5}) and kept.read == {}
     assert ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("start a timer")).call is None
+
+
+def test_a_duration_in_hours_written_as_minutes_is_read_and_a_clock_number_is_no_duration():
+    g = ground_call(ToolCall("set_timer", {"minutes": 1}), [TIMER], request("would you put on a timer for one hour"))
+    assert g.call == ToolCall("set_timer", {"minutes": 60})
+    # "9:10 am" says 10 only as a minute of the clock: a 10-minute timer is withdrawn
+    g = ground_call(ToolCall("set_timer", {"minutes": 10}), [TIMER], request("set my alarm to go off at 9:10 am"))
+    assert g.call is None and g.withdrawn_for == "minutes=10"
+    said_too = request("a 10 minute timer and an alarm at 9:10 am")
+    assert ground_call(ToolCall("set_timer", {"minutes": 10}), [TIMER], said_too).call == ToolCall("set_timer", {"minutes": 10})
 
 
 def test_a_tool_with_a_clock_pair_and_a_duration_reads_both():
