@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import Tool, ToolCall
+from toolcore.schema import Tool, ToolCall, asks_24h_time
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
 
@@ -281,7 +281,8 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
             for key, value in ((pair[0], hour if keeps_half else clock.hour), (pair[1], clock.minute)):
                 if args[key] != value:
                     out[key] = value
-    times = {k: m for k, v in args.items() if isinstance(v, str) and (m := _CLOCK_STRING.match(v))}
+    times = {k: m for k, v in args.items() if isinstance(v, str) and (m := _TIME_STRING.match(v))
+             and (m["p"] or asks_24h_time(tool.properties.get(k)))}
     for key, m in times.items():       # "14:00 AM" / "5:00 AM" for a request that says 14:00 / 5 PM
         hour, minute = int(m["h"]), int(m["m"])
         if len(stated.clocks) == 1 and len(times) == 1:    # the one time said, as for a clock pair
@@ -290,9 +291,14 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
             clock = _pointed_at([c for c in stated.clocks if _fixes_half(c)], hour, minute)
         if clock is None:
             continue
-        pm = clock.hour >= 12 if _fixes_half(clock) else m["p"].lower() == "pm"
-        period = ("PM" if pm else "AM") if m["p"].isupper() else ("pm" if pm else "am")
-        read = f"{clock.hour % 12 or 12}:{clock.minute:02d}{m['sep']}{period}"
+        written = hour % 12 + (12 if m["p"].lower() == "pm" else 0) if m["p"] and hour <= 12 else hour
+        read_hour = clock.hour if _fixes_half(clock) or written % 12 != clock.hour % 12 else written
+        if asks_24h_time(tool.properties.get(key)):
+            read = f"{read_hour:02d}:{clock.minute:02d}"     # the schema's own form: "7:10 AM" -> "07:10"
+        else:
+            pm = read_hour >= 12
+            period = ("PM" if pm else "AM") if m["p"].isupper() else ("pm" if pm else "am")
+            read = f"{read_hour % 12 or 12}:{clock.minute:02d}{m['sep']}{period}"
         if read != args[key]:
             out[key] = read
     if stated.duration is not None:
@@ -306,8 +312,9 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
     return out
 
 
-# a time the model wrote as a 12-hour string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12)
-_CLOCK_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?P<sep> ?)(?P<p>[AaPp][Mm])$")
+# a time the model wrote as a string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12), "07:10"
+# (looked at only where the schema asks for HH:MM)
+_TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
 
 
 def _fixes_half(clock: Clock) -> bool:

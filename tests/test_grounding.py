@@ -206,6 +206,22 @@ def test_an_unstated_minutes_value_is_read_from_the_duration_and_a_stated_one_is
     assert ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("start a timer")).call is None
 
 
+MED = Tool("set_medication_reminder", "Set a reminder to take a medication", {"type": "object", "properties": {
+    "medication": {"type": "string"}, "time": {"type": "string", "description": "Time in HH:MM"}},
+    "required": ["medication", "time"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("set a reminder for aspirin at 7:10 AM", "7:10 AM", "07:10"),        # the schema's 24-hour form
+    ("change my aspirin reminder to 13:45", "13:45 AM", "13:45"),
+    ("aspirin at quarter past seven in the evening", "07:15", "19:15"),   # the wrong half
+    ("aspirin at 7:15", "19:15", "19:15"),                                # no half said: the model's stays
+])
+def test_a_time_the_schema_wants_as_hh_mm_is_read_in_that_form(text, written, read):
+    g = ground_call(ToolCall("set_medication_reminder", {"medication": "aspirin", "time": written}), [MED], request(text))
+    assert g.call == ToolCall("set_medication_reminder", {"medication": "aspirin", "time": read})
+
+
 def test_a_duration_in_hours_written_as_minutes_is_read_and_a_clock_number_is_no_duration():
     g = ground_call(ToolCall("set_timer", {"minutes": 1}), [TIMER], request("would you put on a timer for one hour"))
     assert g.call == ToolCall("set_timer", {"minutes": 60})

@@ -136,6 +136,12 @@ SUBSCHEMA_KEYS = SUBSCHEMA_MAPS + ("items", "prefixItems", "additionalItems", "a
                                    "unevaluatedItems", "unevaluatedProperties")
 
 
+def asks_24h_time(spec: Any) -> bool:
+    """A string parameter that takes a 24-hour "HH:MM" time: `format: time`, or a description that says
+    HH:MM. data_gen writes such values as "07:10" and the runtime reads them so (runtime/grounding.py)."""
+    return isinstance(spec, Mapping) and (spec.get("format") == "time" or "hh:mm" in str(spec.get("description") or "").lower())
+
+
 def subschemas(schema: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every schema object in `schema`, outermost first, with its dotted path (for error messages).
     Iterative: a schema nested deeper than Python's recursion limit is still walked."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Mapping
 
-from toolcore.schema import resolve_local_ref
+from toolcore.schema import asks_24h_time, resolve_local_ref
 from toolcore.vocab import Entry, Vocabulary
 
 from ..numbers import number_words
@@ -223,7 +223,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
                     "url": "url", "uuid": "uuid"}.get(fmt, "")
         if not kind.sem:
             kind.sem = _sem_from_words(set(ws)) or ("date" if "yyyy" in desc.lower() else "") \
-                or ("time" if "hh:mm" in desc.lower() else "") or _sem_from_words(dws, description=True) or "generic"
+                or ("time" if asks_24h_time({"description": desc}) else "") or _sem_from_words(dws, description=True) or "generic"
         if ws == ["name"] and kind.sem == "person":       # "Playlist name": a name, but not a person's
             other = _sem_from_words(dws, description=True)
             kind.sem = other if other and other != "person" else ("title" if dws - {"name", "full", "the", "of"} and
