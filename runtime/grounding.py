@@ -24,7 +24,9 @@ What counts as stated is deliberately lenient, because a false withdrawal loses 
 Before that check, a string value with no digits that the user's words do not contain but nearly do is
 copied from them (`snap`): the span of the user's text (as many words as the value, one more or one
 fewer) most like it, when their similarity (difflib's ratio) is at least 0.85: "Bohmian Rhapsody" ->
-"Bohemian Rhapsody", "B Beijing" -> "Beijing", "make grocery list" -> "make a grocery list". Values
+"Bohemian Rhapsody", "B Beijing" -> "Beijing", "make grocery list" -> "make a grocery list"; and one
+whose last word cuts a word of the user's short or adds an ending to it (up to 4 letters) ends on that
+word instead: "meet" for "the meeting" -> "meeting", "stretching" for "to stretch" -> "stretch". Values
 with digits (times, expressions, dates) are left alone: their canonical forms differ from what was
 said on purpose ("3:15 p.m." -> "3:15 PM"). A number is snapped too when it is the head of one the user
 wrote with thousands separators or a scale word, and not said alone: "$200,000" -> 200 becomes 200000
@@ -136,7 +138,12 @@ class StatedValues:
     def snap(self, value: str) -> str:
         """`value`, or the span of the user's words it nearly is (see the module docstring)."""
         low = value.lower().strip()
-        if not low or re.search(r"\d", low) or any(low in t.lower() for t in self.said):
+        if not low or re.search(r"\d", low):
+            return value
+        whole = self.whole_words(low)
+        if whole is not None:
+            return whole
+        if any(low in t.lower() for t in self.said):
             return value
         n = len(WORD.findall(value))
         best, span = SNAP_SIMILARITY, None
@@ -149,6 +156,28 @@ class StatedValues:
                     if ratio >= best:
                         best, span = ratio, cand
         return span if span is not None else value
+
+    def whole_words(self, low: str) -> str | None:
+        """The user's words where lowercased `low` cuts their last word short or adds an ending to it:
+        "meet" for "the meeting" -> "meeting", "stretching" for "remind me to stretch" -> "stretch" (at
+        most 4 letters added or cut, at least 4 kept). None where `low` already ends on a word of the
+        user's or no span fits."""
+        for cut in range(5):
+            stem = low[:len(low) - cut]
+            last = WORD.findall(stem)
+            if not last or len(last[-1]) < 4:
+                return None
+            found = []
+            for text in self.said:
+                for m in re.finditer(rf"(?<![\w'-]){re.escape(stem)}", text.lower()):
+                    tail = re.match(r"[\w'-]*", text[m.end():]).group()
+                    found.append((tail, text[m.start():m.end() + len(tail)]))
+            if cut == 0 and any(not tail for tail, _ in found):
+                return None                             # a whole-word copy: nothing to do
+            for tail, span in found:     # one or the other: "groceries" is not bent into "grocery"
+                if (cut == 0 and len(tail) <= 4) or (cut and not tail):
+                    return span
+        return None
 
     def snap_number(self, value: float) -> float:
         """The number the user wrote, where `value` is only its head ("200,000" -> 200) and the head is

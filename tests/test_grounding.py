@@ -93,6 +93,10 @@ def test_a_string_the_user_nearly_said_is_copied_from_their_words():
     assert remind.snap("make grocery list") == "make a grocery list"
     assert remind.snap("1:35 PM") == "1:35 PM"               # digits: canonical forms are left alone
     assert remind.snap("groceries") == "groceries"           # nothing near enough
+    # a word cut short or given an ending becomes the user's whole word
+    assert StatedValues.of([], said=["Remind me about the meeting at 3:00 PM."]).snap("meet") == "meeting"
+    assert StatedValues.of([], said=["remind me to stretch at 4:00 PM"]).snap("stretching") == "stretch"
+    assert StatedValues.of([], said=["the meeting, then meet Bo"]).snap("meet") == "meet"   # said whole too
     assert remind.snap("grocery list") == "grocery list"     # already the user's words
 
 

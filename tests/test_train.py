@@ -300,3 +300,71 @@ def test_data_parallel_two_ranks(setup, sync):
     assert same is sync
     adapters = list(out.glob("**/adapter_model.safetensors"))
     assert [p.parent.name for p in adapters if "checkpoint" not in str(p)] == ["adapter"]
+
+
+# --- a time budget instead of a step count (train/budget.py) -----------------------------------------
+
+def test_steps_within_a_budget_follow_the_measured_speed():
+    from train.budget import OVERHEAD, steps_within
+
+    per_token = 1 / (200 * OVERHEAD)             # a step of two 100-token rows costs 1 s
+    lengths = [100] * 20
+    assert steps_within(lengths, per_token, 3 / 60, 2, 100) == 3
+    assert steps_within(lengths, per_token, 3 / 60, 2, 2) == 2          # max_steps is the ceiling
+    assert steps_within(lengths, per_token, 60, 2, 100) == 10           # one pass over the rows at most
+    assert steps_within([5000] * 4, per_token, 1 / 60, 2, 100) == 1     # never none
+
+
+def test_a_bad_time_budget_fails_early():
+    from toolcore.errors import ToolkitError
+    from train.budget import check_budget
+
+    with pytest.raises(ToolkitError, match="training.time_budget_minutes"):
+        TrainConfig(training=TrainingConfig(time_budget_minutes=0))
+    with pytest.raises(ToolkitError, match="training.time_budget_minutes"):
+        TrainConfig(family=FamilyConfig(kind="ovis", format="ovis2_5"), training=TrainingConfig(time_budget_minutes=5))
+    with pytest.raises(ToolkitError, match="several"):
+        check_budget(5, world_size=2)
+
+
+def test_measuring_the_speed_leaves_the_weights_and_gradients_as_they_were(setup):
+    from peft import get_peft_model
+    from transformers import TrainingArguments
+
+    from train.budget import seconds_per_token
+    from train.data import Collator, tokenize_split
+    from train.run import lora_config
+    from train.trainer import ToolTrainer
+
+    root, data, base = setup
+    cfg = config(root, data, base, "measured")
+    model, tok = load_model_and_tokenizer(str(base))
+    model = get_peft_model(model, lora_config(cfg, model, []))
+    ds, _ = tokenize_split(cfg.data, "train", tok, FMT, 40)
+    trainer = ToolTrainer(model=model, args=TrainingArguments(output_dir=str(root / "measured"), use_cpu=True, report_to=[]),
+                          train_dataset=ds, data_collator=Collator(tok.pad_token_id), processing_class=tok, fmt=FMT)
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    per_token = seconds_per_token(trainer, ds, 4, bf16=False, seed=0)
+    assert per_token > 0 and trainer.real_tokens == 0
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_time_budget_sizes_the_run_and_a_resumed_run_keeps_its_steps(setup, monkeypatch):
+    import json
+
+    import train.run as run
+
+    root, data, base = setup
+    cfg = config(root, data, base, "budgeted", time_budget_minutes=0.1, max_steps=12)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, extra_callbacks=[Die(1)])           # killed at its first checkpoint (halfway)
+    record = json.loads((root / "budgeted" / "time_budget.json").read_text())
+    steps = record["steps"]
+    assert 1 <= steps <= 12 and 0 < record["ceiling"] <= 200 // 8     # one pass over train_examples at most
+    # the resumed run trusts the record: measuring again could pick another step count mid-schedule
+    monkeypatch.setattr(run, "seconds_per_token", lambda *a, **k: pytest.fail("measured twice"))
+    metrics = train(cfg)
+    assert metrics["steps"] == steps and metrics["train_examples"] == steps * 8
+    assert metrics["time_budget"] == record and metrics["resumed_from"]
+    assert [h["step"] for h in metrics["f1_history"]][-1] == steps        # validation at the end

@@ -104,7 +104,14 @@ class DataConfig:
 class TrainingConfig:
     learning_rate: float = 2e-3          # (*)
     epochs: float = 1.0                  # (*) ignored when max_steps > 0
-    max_steps: int = -1                  # (*)
+    max_steps: int = -1                  # (*) with time_budget_minutes: the most steps
+    # (*) minutes of training steps to fit on this machine, instead of a fixed step count: a few timed
+    # forward/backward passes measure its seconds per token before training, and the run takes as many
+    # of its examples (one pass, at most max_steps or data.train_examples) as fit (train/budget.py).
+    # The validation passes come on top: with a budget there are two, halfway and at the end (eval_every
+    # > 0 turns them on). The step count chosen is kept in the run folder, so a resumed run keeps it.
+    # null: max_steps / epochs as given.
+    time_budget_minutes: float | None = None
     batch_size: int = 8                  # (*) per device
     grad_accum: int = 1
     warmup_ratio: float = 0.05
@@ -153,7 +160,7 @@ class TrainConfig:
     # true: continue from the newest checkpoint in output_dir/checkpoints, only when output_dir's run.json
     # records the same config (train/run.py NOT_FINGERPRINTED lists the keys that may differ);
     # false: start over: the folder's previous run files (run.json, config.yaml, metrics.json, adapter/,
-    # checkpoints/, preprocessed/) are removed first, anything else in it is kept
+    # checkpoints/, preprocessed/, time_budget.json) are removed first, anything else in it is kept
     resume: bool = True
     # offline (written under output_dir, sync later), online, or disabled
     wandb_mode: str = "offline"
@@ -189,6 +196,9 @@ class TrainConfig:
             raise _bad("training.pad_to_multiple_of", "must be >= 1 (1: no rounding)")
         if t.eval_every < 0:
             raise _bad("training.eval_every", "must be >= 0")
+        if t.time_budget_minutes is not None and (t.time_budget_minutes <= 0 or self.family.kind != "causal_lm"):
+            raise _bad("training.time_budget_minutes", "a positive number of minutes, for family.kind=causal_lm",
+                       "e.g. training.time_budget_minutes=20, or null with training.max_steps")
         if self.data.category_weights and (min(self.data.category_weights.values()) < 0
                                            or sum(self.data.category_weights.values()) <= 0):
             raise _bad("data.category_weights", "weights must be >= 0 with a positive sum",

@@ -29,6 +29,7 @@ from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, res
 from toolcore.run_record import write_family_record
 
 from .config import TrainConfig
+from .budget import check_budget, seconds_per_token, steps_within
 from .data import Collator, data_hash, eval_cases, tokenize_split
 from .run_folder import claim_run_folder, job_output_dir, latest_checkpoint, write_config
 from .tokens import add_tool_tokens
@@ -126,6 +127,8 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
                           data_collator=Collator(tok.pad_token_id, t.pad_to_multiple_of), processing_class=tok, fmt=fmt, f1_cases=cases,
                           eval_max_new_tokens=t.eval_max_new_tokens, labeled_lm_head=t.labeled_lm_head,
                           ddp_sync=t.ddp_sync, callbacks=extra_callbacks or [])
+    budget = fit_budget(trainer, train_ds, cfg, out, evaluating) if t.time_budget_minutes else {}
+    train_rows = len(trainer.train_dataset)
     seconds, run_facts = fit(trainer, cfg, out, evaluating)
 
     if t.dump_rank_weights:
@@ -150,12 +153,43 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
             "format": fmt.name, "dataset": cfg.data.path, "dataset_manifest_sha256_16": dataset_hash,
             "new_tool_tokens": {tok.convert_ids_to_tokens(i): i for i in new_ids},
             "new_token_init": cfg.family.new_token_init, "trainable_parameters": trainable,
-            "adapter_bytes": size, "train_examples": len(train_ds), "dropped_too_long": dropped,
+            "adapter_bytes": size, "train_examples": train_rows, "dropped_too_long": dropped,
             "real_tokens_per_second": round(trainer.real_tokens / seconds, 1) if seconds else None,
-            **run_facts,
+            **({"time_budget": budget} if budget else {}), **run_facts,
         }
         write_run_files(out, cfg, metrics)
     return metrics
+
+
+def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> dict[str, Any]:
+    """Size the run to `training.time_budget_minutes` (train/budget.py): the trainer's max_steps, its
+    training rows (the first ones, one pass) and, when validating, two validation passes. The choice is
+    written to the run folder first, so a resumed run trains to the same schedule."""
+    t = cfg.training
+    check_budget(t.time_budget_minutes, int(os.environ.get("WORLD_SIZE", "1")))
+    # a seeded shuffle first: tokenize_split keeps the split's order, in which a prefix of the rows that
+    # follow data.category_weights has the generated mix, not the weighted one
+    train_ds = train_ds.shuffle(seed=t.seed)
+    record = out / "time_budget.json"
+    rows_per_step = t.batch_size * t.grad_accum
+    if cfg.resume and record.exists():
+        budget = json.loads(record.read_text())
+    else:
+        ceiling = len(train_ds) // rows_per_step
+        per_token = seconds_per_token(trainer, train_ds, t.batch_size, bf16=trainer.args.bf16, seed=t.seed)
+        steps = steps_within(train_ds["length"], per_token, t.time_budget_minutes, rows_per_step,
+                             min(t.max_steps, ceiling) if t.max_steps > 0 else ceiling)
+        budget = {"minutes": t.time_budget_minutes, "seconds_per_1k_tokens": round(per_token * 1000, 4),
+                  "steps": steps, "ceiling": ceiling}
+        write_text_atomic(record, json.dumps(budget, indent=2))
+    steps = budget["steps"]
+    trainer.train_dataset = train_ds.select(range(steps * rows_per_step))
+    trainer.args.max_steps = steps
+    if evaluating:       # halfway and at the end; checkpoints with them (the best one is kept)
+        trainer.args.eval_steps = trainer.args.save_steps = max(1, -(-steps // 2))
+    print(f"time budget: {t.time_budget_minutes} min at {budget['seconds_per_1k_tokens']} s per 1k tokens "
+          f"-> {steps} steps ({steps * rows_per_step} examples)", flush=True)
+    return budget
 
 
 def fit(trainer: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> tuple[float, dict[str, Any]]:

@@ -1,0 +1,79 @@
+"""How many steps fit a time budget on this machine (`training.time_budget_minutes`).
+
+A CPU recipe sized in steps is sized for one machine: `smollm2_cpu_lora`'s 288 steps took 20.6 minutes
+on one 2-core machine and 12.6 on another, where 576 steps fit the same 25 minutes. With a budget, a
+few forward/backward passes on real training batches (bf16 autocast as in training, gradients thrown
+away, weights untouched) measure this machine's seconds per token; the run then takes as many of its
+shuffled examples, one pass, as those seconds allow, and `max_steps` follows. The validation passes
+come on top of the budget (two of them: halfway and at the end).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from contextlib import nullcontext
+from typing import Any
+
+from toolcore.errors import ToolkitError
+
+CALIBRATION_BATCHES = 6     # timed, after one untimed warm-up batch
+# what a whole run costs beyond the timed passes (optimizer steps, the sampler, logging, longer batches):
+# measured on smollm2_cpu_lora, 2 cores: 602 steps sized with 1.2 took 1.33x the timed passes' estimate
+OVERHEAD = 1.35
+
+
+def seconds_per_token(trainer: Any, dataset: Any, batch_size: int, *, bf16: bool, seed: int) -> float:
+    """Seconds of forward + backward per (padded) token on this machine, from a few random batches of
+    `dataset` through `trainer`'s own loss. The gradients are zeroed afterwards: training starts from
+    the same weights and optimizer state as without the measurement."""
+    import torch
+
+    model = trainer.model
+    model.train()
+    device = next(p for p in model.parameters() if p.requires_grad).device
+    # batches of like lengths, as training serves them (length-grouped): random rows would time padding
+    picked = random.Random(seed).sample(range(len(dataset)), min(len(dataset), batch_size * (CALIBRATION_BATCHES + 1)))
+    picked.sort(key=lambda i: dataset[i]["length"])
+    batches = [picked[k:k + batch_size] for k in range(0, len(picked), batch_size)]
+    random.Random(seed).shuffle(batches)
+    seconds = tokens = 0.0
+    for k, rows in enumerate(batches):
+        batch = trainer.data_collator([dataset[i] for i in rows])
+        batch = {key: v.to(device) for key, v in batch.items()}
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else nullcontext()
+        t0 = time.perf_counter()
+        with autocast:
+            loss = trainer.compute_loss(model, batch)
+        loss.backward()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        if k:                        # the first pass pays for allocation and kernel choice
+            seconds += time.perf_counter() - t0
+            tokens += batch["input_ids"].numel()
+        model.zero_grad(set_to_none=True)
+    trainer.real_tokens = 0          # compute_loss counted the calibration's tokens
+    return seconds / max(tokens, 1.0)
+
+
+def steps_within(lengths: list[int], per_token: float, minutes: float, rows_per_step: int,
+                 max_steps: int) -> int:
+    """The most optimizer steps (at most `max_steps`, at least 1) whose examples - the first ones of
+    `lengths`, one pass - take at most `minutes` at `per_token` seconds per token. Batches are
+    length-grouped, so a step costs about its examples' own tokens."""
+    budget = minutes * 60.0
+    spent, steps = 0.0, 0
+    for start in range(0, len(lengths) - rows_per_step + 1, rows_per_step):
+        spent += sum(lengths[start:start + rows_per_step]) * per_token * OVERHEAD
+        if spent > budget or steps >= max_steps:
+            break
+        steps += 1
+    return max(steps, 1)
+
+
+def check_budget(minutes: float | None, world_size: int) -> None:
+    if minutes is not None and world_size > 1:
+        # every rank would measure its own speed and could pick a different step count: the
+        # collective calls of data-parallel training would then wait on each other forever
+        raise ToolkitError("a time budget is measured by one process; this run has several",
+                           field="training.time_budget_minutes", fix="set training.max_steps for data-parallel runs")
