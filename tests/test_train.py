@@ -309,8 +309,8 @@ def test_steps_within_a_budget_follow_the_measured_speed():
 
     per_token = 1 / (200 * OVERHEAD)             # a step of two 100-token rows costs 1 s
     lengths = [100] * 20
-    assert steps_within(lengths, per_token, 3 / 60, 2, 100) == 3
-    assert steps_within(lengths, per_token, 3 / 60, 2, 2) == 2          # max_steps is the ceiling
+    assert steps_within(lengths, per_token, 3.5 / 60, 2, 100) == 3
+    assert steps_within(lengths, per_token, 3.5 / 60, 2, 2) == 2        # max_steps is the ceiling
     assert steps_within(lengths, per_token, 60, 2, 100) == 10           # one pass over the rows at most
     assert steps_within([5000] * 4, per_token, 1 / 60, 2, 100) == 1     # never none
 
