@@ -108,13 +108,9 @@ class StatedValues:
     def of(cls, texts: Iterable[str], said: Iterable[str] = ()) -> "StatedValues":
         raw = " \n ".join(t for t in texts if t)
         num = digitize(raw) if raw else ""
-        found: set[float] = set()
-        for m in _NUMBER.finditer(num):
-            try:
-                found.add(float(m.group().replace(",", "")))
-            except ValueError:
-                pass
-        for c in find_clocks(num):          # "quarter to eight in the morning" -> 7, 45; 19:30 -> 7, 19
+        found = _numbers_in(num)
+        clocks_said = find_clocks(num)
+        for c in clocks_said:               # "quarter to eight in the morning" -> 7, 45; 19:30 -> 7, 19
             found |= {float(c.hour), float(c.minute), float(c.hour % 12 or 12), float(c.hour % 12 + 12)}
         minutes = parse_duration_minutes(num)
         if minutes:
@@ -130,7 +126,7 @@ class StatedValues:
         clocks = list({(c.hour, c.minute, c.explicit): c for c in find_clocks(request)}.values())
         duration = parse_duration_minutes(request)         # None for no text
         return cls(raw.lower() + " \n " + num, numbers, said, found - _ALWAYS_STATED, heads, clocks, duration,
-                   _clock_only(num))
+                   _clock_only(num, clocks_said))
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
@@ -236,16 +232,25 @@ def judged(value: Any, spec: dict[str, Any]) -> bool:
     return "enum" not in spec and "const" not in spec and not isinstance(value, bool)
 
 
-def _clock_only(num: str) -> set[float]:
-    """The numbers digitised text `num` says inside clock times and nowhere else (durations count as
-    elsewhere: "half an hour" states 30)."""
-    clocks = find_clocks(num)
+def _numbers_in(num: str) -> set[float]:
+    """The numbers digitised text `num` writes in digits."""
+    found: set[float] = set()
+    for m in _NUMBER.finditer(num):
+        try:
+            found.add(float(m.group().replace(",", "")))
+        except ValueError:
+            pass
+    return found
+
+
+def _clock_only(num: str, clocks: Sequence[Clock]) -> set[float]:
+    """The numbers digitised text `num` says inside its clock times `clocks` and nowhere else (durations
+    count as elsewhere: "half an hour" states 30)."""
     inside = {float(v) for c in clocks for v in (c.hour, c.minute, c.hour % 12 or 12)}
     outside_text = num
     for c in sorted(clocks, key=lambda c: -c.start):
         outside_text = outside_text[:c.start] + " " + outside_text[c.end:]
-    outside = {float(m.group().replace(",", "")) for m in _NUMBER.finditer(outside_text)
-               if m.group().replace(",", "").replace(".", "", 1).isdigit()}
+    outside = _numbers_in(outside_text)
     minutes = parse_duration_minutes(outside_text)
     if minutes:
         outside |= {float(minutes), minutes / 60}

@@ -24,9 +24,9 @@ OVERHEAD = 1.35
 
 
 def seconds_per_token(trainer: Any, dataset: Any, batch_size: int, *, bf16: bool, seed: int) -> float:
-    """Seconds of forward + backward per (padded) token on this machine, from a few random batches of
-    `dataset` through `trainer`'s own loss. The gradients are zeroed afterwards: training starts from
-    the same weights and optimizer state as without the measurement."""
+    """Seconds of forward + backward per token on this machine, from a few length-grouped batches of
+    randomly picked rows of `dataset` through `trainer`'s own loss. The gradients are zeroed afterwards:
+    training starts from the same weights and optimizer state as without the measurement."""
     import torch
 
     model = trainer.model
