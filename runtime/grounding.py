@@ -45,7 +45,10 @@ alarm's 4, 30 becomes 16, 30; else the one clock with that hour), and none where
 A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one
 clock the request says when the call has one such string, else from the clock it points at among
 those fixed to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM",
-"14:00" -> "2:00 PM", "twenty-five to eight in the evening" -> "7:35 PM". A request with no clock time
+"14:00" -> "2:00 PM", "twenty-five to eight in the evening" -> "7:35 PM". A parameter the schema asks as HH:MM
+that holds no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one
+clock time the request says, and an ISO date written without its zeros gets them ("2026-01-2" ->
+"2026-01-02"). A request with no clock time
 is left to the model, and so is a reading the tool's schema refuses (an hour limited to 1-12 beside an
 AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
@@ -335,6 +338,17 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
             read = f"{read_hour % 12 or 12}:{clock.minute:02d}{m['sep']}{period}"
         if read != args[key]:
             out[key] = read
+    hhmm = [k for k, spec in tool.properties.items() if asks_24h_time(spec)]
+    if len(hhmm) == 1 and len(stated.clocks) == 1 and hhmm[0] not in out:
+        # no time at all where the schema asks for HH:MM ("start_time": "2026-03-19", the date beside
+        # it copied twice) in a request that says one clock time: that time, in the schema's form
+        value, clock = args.get(hhmm[0]), stated.clocks[0]
+        if isinstance(value, str) and not _TIME_STRING.match(value.strip()):
+            out[hhmm[0]] = f"{clock.hour:02d}:{clock.minute:02d}"
+    for key, value in args.items():        # an ISO date written without its zeros: "2026-01-2" -> "2026-01-02"
+        if isinstance(value, str) and (tool.properties.get(key) or {}).get("format") == "date" \
+                and (m := _LOOSE_DATE.match(value)):
+            out[key] = f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"
     if stated.duration is not None:
         for key in _integer_keys(tool, _MINUTES_KEY):
             value = args.get(key)
@@ -349,6 +363,8 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
 # a time the model wrote as a string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12), "07:10"
 # (looked at only where the schema asks for HH:MM)
 _TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
+# a date with a one-digit month or day ("2026-1-02", "2026-01-2"; "2026-01-02" does not match)
+_LOOSE_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$(?<!-\d\d-\d\d)")
 
 
 def _fixes_half(clock: Clock) -> bool:

@@ -252,3 +252,26 @@ def test_a_reading_the_schema_refuses_is_not_used():
     call = ToolCall("alarm12", {"hour": 10, "minute": 30, "period": "PM"})
     g = ground_call(call, [twelve], request("Set an alarm for 10:30 PM"))
     assert g.call == call and g.read == {}
+
+
+EVENT = Tool("create_event", "Create a calendar event", {"type": "object", "properties": {
+    "title": {"type": "string"}, "date": {"type": "string", "format": "date"},
+    "start_time": {"type": "string", "description": "Start time in HH:MM"}}, "required": ["title", "date", "start_time"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("create a calendar event called Standup on 2026-03-19 at 09:30", "2026-03-19", "09:30"),  # the date twice
+    ("add Standup to my calendar for 2026-03-19, starting at 3 PM", "Standup", "15:00"),
+    ("add Standup on 2026-03-19 at 3 PM and Review at 4 PM", "2026-03-19", "2026-03-19"),   # two clocks: not read
+    ("add Standup on 2026-03-19", "2026-03-19", "2026-03-19"),                              # no clock: not read
+])
+def test_a_time_parameter_holding_no_time_takes_the_one_clock_the_request_says(text, written, read):
+    g = ground_call(ToolCall("create_event", {"title": "Standup", "date": "2026-03-19", "start_time": written}),
+                    [EVENT], request(text), read=True)
+    assert g.call is not None and g.call.arguments["start_time"] == read
+
+
+def test_a_date_written_without_its_zeros_gets_them():
+    g = ground_call(ToolCall("create_event", {"title": "Standup", "date": "2026-1-2", "start_time": "09:30"}),
+                    [EVENT], request("create Standup on January 2, 2026 at 9:30"))
+    assert g.call == ToolCall("create_event", {"title": "Standup", "date": "2026-01-02", "start_time": "09:30"})

@@ -19,7 +19,7 @@ from data_gen.generate import generate
 from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
 from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, prepare
 from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
-from data_gen.schema_driven.realise import value_pieces
+from data_gen.schema_driven.realise import mention, value_pieces
 from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, forms
 from data_gen.schema_driven.source import GeneralSource
 from data_gen.schema_driven.unseen import write_suite
@@ -135,6 +135,44 @@ def test_a_city_list_without_countries_gives_plain_values(tmp_path):
     address = classify("address", {"type": "string", "description": "Street address"}, {})
     assert {sampler.draw(city, rng, eval_pool=False) for _ in range(20)} <= {"Ghent", "Oslo", "Quito"}
     assert all("," not in sampler.draw(address, rng, eval_pool=False) for _ in range(20))
+
+
+def said_as(p, key: str, value, seeds: int = 200) -> list[str]:
+    return ["".join(piece.text for piece in mention(p.kinds[key], value, random.Random(s), {})) for s in range(seeds)]
+
+
+def test_parameters_said_alike_are_named_or_said_with_their_own_direction():
+    """Two countries (or two numbers in years) in one tool: "for Poland" would fit either, so every
+    mention names its parameter, or says the direction only it has ("to Poland" is the destination)."""
+    visa = prepare(Tool("get_visa_requirements", "Look up visa requirements for a trip", {"type": "object", "properties": {
+        "passport_country": {"type": "string", "description": "Country that issued the passport"},
+        "destination_country": {"type": "string", "description": "Country to visit"}},
+        "required": ["passport_country", "destination_country"]}), "travel", "visa", "library")
+    assert all("passport country" in m for m in said_as(visa, "passport_country", "Poland"))
+    dest = said_as(visa, "destination_country", "Poland")
+    assert all("destination country" in m or re.match(r"(to|into) Poland$", m) for m in dest)
+    assert any(re.match(r"(to|into) Poland$", m) for m in dest)
+    decay = prepare(Tool("half_life", "Amount left after decay", {"type": "object", "properties": {
+        "half_life_years": {"type": "number", "description": "Half-life in years"},
+        "years": {"type": "number", "description": "Elapsed years"}}, "required": ["half_life_years", "years"]}),
+        "science", "decay", "library")
+    assert all("half-life" in m.lower() for m in said_as(decay, "half_life_years", 30.0))
+    assert all("elapsed years" in m for m in said_as(decay, "years", 30.0))
+    # one country alone keeps its short forms ("for Poland")
+    alone = prepare(Tool("holidays", "List public holidays", {"type": "object", "properties": {
+        "country": {"type": "string", "description": "Country name"}}, "required": ["country"]}), "travel", "h", "library")
+    assert not alone.kinds["country"].alike and "for Poland" in said_as(alone, "country", "Poland")
+
+
+def test_units_come_from_the_description_in_order_and_a_rate_is_said_bare():
+    assert classify("consumption", {"type": "number", "description": "Fuel use in liters per 100 km"}, {}).unit == []
+    assert classify("price_per_liter", {"type": "number", "description": "Fuel price per liter"}, {}).unit == []
+    assert "km" in classify("distance_km", {"type": "number", "description": "Trip distance in kilometers"}, {}).unit
+    assert classify("to_base", {"type": "integer", "description": "Base to convert to"}, {}).role == "to"
+    weight = prepare(Tool("bmi", "Body mass index", {"type": "object", "properties": {
+        "weight_kg": {"type": "number", "description": "Weight in kilograms"}}, "required": ["weight_kg"]}), "h", "b", "library")
+    # said without its noun ("for 70 kg"), a number keeps its unit: "for 70" would name nothing
+    assert all("kg" in m or "kilos" in m or "weight" in m for m in said_as(weight, "weight_kg", 70.0))
 
 
 def test_list_items_with_commas_are_kept_apart_by_semicolons():

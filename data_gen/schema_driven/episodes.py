@@ -35,7 +35,7 @@ from ..intents import render_canonical
 from ..surface import Piece, SurfaceConfig, tidy, wrap
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
-from .realise import actions, arrange, mention, request
+from .realise import actions, arrange, mention, request, tell_apart
 from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms, list_items
 
 ANSWERS = ["Done.", "All done.", "That's taken care of.", "Okay, done.", "Here you go.", "Finished, all set."]
@@ -66,6 +66,7 @@ def prepare(tool: Tool, domain: str, family: str, source: str) -> Prepared:
         except Unsupported as u:
             if key in tool.required:
                 raise Unsupported(f"{u.reason}") from None
+    tell_apart(kinds)
     imps, qs = actions(tool.description, tool.name)
     if not imps and not qs:                     # no description to speak from: the name, read as words
         words = " ".join(re.findall(r"[A-Za-z]+", tool.name)).lower()

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter, defaultdict
 from typing import Any
 
 from ..surface import Piece
-from .samplers import Kind, bool_forms, forms, list_items
+from .samplers import Kind, bool_forms, forms, humanise, list_items
 
 # base-form verbs a description may open with (third person "Gets" is reduced to "get")
 VERBS = set("""
@@ -56,6 +57,7 @@ KIND_MENTION = {
 ROLE_MENTION = {"from": ["from {v}", "from {v}", "{n} {v}"], "to": ["to {v}", "to {v}", "into {v}", "{n} {v}"]}
 ROLE_KINDS = {"city", "country", "currency", "language", "language_code", "airport", "date", "datetime", "time",
               "person", "email", "address", "generic", "int", "number", "year", "count"}
+NUMERIC_SEMS = {"int", "number", "amount", "count", "percent", "year"}
 _SENTENCE = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z])")
 
 
@@ -140,28 +142,57 @@ def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, 
     return [Piece(scalar_said(kind, value, rng, aliases), is_slot=True, free_text=kind.sem == "message")]
 
 
+def tell_apart(kinds: dict[str, Kind]) -> None:
+    """Mark the parameters of one tool that a bare mention could not tell apart: two of the same kind
+    (passport and destination country, two cities, two currencies, numbers said with the same unit or
+    with none). Their mentions then name them, and a noun two of them share ("country", "currency
+    code") becomes each one's own name ("passport country", "destination country"); a direction
+    ("from USD", "to EUR") still names one when no other parameter alike has that direction. Without
+    this, "visa requirements for Poland, country Finland" has two right answers and the data teaches
+    the model to guess."""
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for key, kind in kinds.items():
+        if kind.sem in ("bool", "const", "enum", "object"):     # their values or nouns say which one
+            continue
+        groups[("number", *kind.unit) if kind.sem in NUMERIC_SEMS else (kind.sem,)].append(key)
+    for keys in groups.values():
+        if len(keys) < 2:
+            continue
+        nouns = Counter(kinds[k].noun.lower() for k in keys)
+        roles = Counter(kinds[k].role for k in keys)
+        for key in keys:
+            kind = kinds[key]
+            kind.alike = True
+            kind.own_role = bool(kind.role) and roles[kind.role] == 1
+            if nouns[kind.noun.lower()] > 1:
+                kind.noun = humanise(key)
+
+
 def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]], *,
             plain: bool = False) -> list[Piece]:
-    """One parameter's phrase; [] for a const (the schema fixes it: nothing to say)."""
+    """One parameter's phrase; [] for a const (the schema fixes it: nothing to say). A parameter said
+    alike another of its tool (`tell_apart`) is named, or said with its own direction."""
     if kind.sem == "const":
         return []
     if kind.sem == "bool":
         return [Piece(rng.choice(bool_forms(kind.noun, value)[:4]), is_slot=True)]
     said = value_pieces(kind, value, rng, aliases)
+    named = [t for t in KIND_MENTION.get(kind.sem, []) if "{n}" in t] if kind.alike else KIND_MENTION.get(kind.sem)
     if kind.sem == "object":
         template = rng.choice(["with {n}: {v}", "{n} with {v}", "{n} ({v})"]) if not plain else "{n} {v}"
     elif kind.sem in ("array", "csv"):
-        template = rng.choice(["for {v}", "{n} {v}", "with {n} {v}", "{n}: {v}"])
+        template = rng.choice([t for t in ("for {v}", "{n} {v}", "with {n} {v}", "{n}: {v}") if "{n}" in t or not kind.alike])
     elif plain:
         template = rng.choice(["{n} {v}", "{n} of {v}", "{n} {v}"])
-    elif kind.role and kind.sem in ROLE_KINDS and rng.random() < 0.75:
+    elif kind.role and kind.own_role and kind.sem in ROLE_KINDS and rng.random() < 0.75:
         template = rng.choice(ROLE_MENTION[kind.role])
     elif kind.sem == "enum" and rng.random() < 0.4:
         template = rng.choice(["{v} {n}", "in {v} {n}", "{n} {v}"])
-    elif kind.sem in KIND_MENTION and rng.random() < 0.7:
-        template = rng.choice(KIND_MENTION[kind.sem])
-    elif kind.unit and isinstance(value, (int, float)) and rng.random() < 0.6:
-        template = rng.choice(["{v}", "for {v}", "of {v}"])
+    elif named and rng.random() < 0.7:
+        template = rng.choice(named)
+    elif kind.unit and not kind.alike and isinstance(value, (int, float)) and rng.random() < 0.6:
+        template = rng.choice(["{v}", "for {v}", "of {v}"])     # the unit names it: "for 70 kg", never "for 70"
+        said = [Piece(rng.choice(forms(kind, value, aliases)[-len(kind.unit):]), is_slot=True)]
     else:
         template = rng.choice(GENERIC_MENTION)
     before, _, after = template.partition("{v}")

@@ -66,6 +66,10 @@ class Kind:
     required: list[str] = field(default_factory=list)
     described: bool = False
     qualify: str = ""    # a city the description wants qualified: "state" ("Austin, TX") or "country"
+    # another parameter of the same tool would be said alike ("for Poland" could be either country):
+    # a mention names this one's noun, or says its direction when no other parameter alike has it
+    alike: bool = False
+    own_role: bool = True
 
 
 def resolve(spec: Any, root: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
@@ -154,9 +158,10 @@ ROLES = {"from": {"from", "source", "origin", "departure", "base", "start", "beg
 
 
 def _role(ws: list[str]) -> str:
-    for role, keys in ROLES.items():
-        if ws and (ws[0] in keys or ws[-1] in keys):
-            return role
+    for at in (0, -1):          # the first word decides: "to_base" is a target even though "base" is a source
+        for role, keys in ROLES.items():
+            if ws and ws[at] in keys:
+                return role
     return ""
 
 
@@ -213,7 +218,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
                     raise
     elif t in ("integer", "number"):
         kind.sem = _numeric_sem(ws, dws, t)
-        kind.unit = _unit_words(ws, dws)
+        kind.unit = _unit_words(ws, words_of(desc))
     elif (t == "string" or t is None) and _CSV.search(desc) and "enum" not in s:
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
         kind.items = classify(_singular(name), {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
@@ -291,10 +296,15 @@ def _numeric_sem(ws: list[str], dws: set[str], t: str) -> str:
     return "int" if t == "integer" else "number"
 
 
-def _unit_words(ws: list[str], dws: set[str]) -> list[str]:
-    for w in list(ws) + sorted(dws):
-        if w in V.UNITS and w not in ("dollars", "usd", "euros"):
-            return V.UNITS[w]
+def _unit_words(ws: list[str], desc_words: list[str]) -> list[str]:
+    """The unit a number is said with, from its name, else its description, read in order. A unit after
+    "per" is a rate's denominator ("price per liter", "per 100 km"), and a rate ("liters per 100 km")
+    is said bare: "consumption 6.5", never "6.5 km"."""
+    for words in (ws, desc_words):
+        for i, w in enumerate(words):
+            if w not in V.UNITS or w in ("dollars", "usd", "euros") or "per" in words[max(0, i - 2):i]:
+                continue
+            return [] if "per" in words[i + 1:i + 2] else V.UNITS[w]
     return []
 
 
