@@ -159,8 +159,8 @@ class StatedValues:
     def whole_words(self, low: str) -> str | None:
         """The user's words where lowercased `low` cuts their last word short or adds an ending to it:
         "meet" for "the meeting" -> "meeting", "stretching" for "remind me to stretch" -> "stretch" (at
-        most 4 letters added or cut, at least 4 kept). None where `low` already ends on a word of the
-        user's or no span fits."""
+        most 4 letters added or cut, at least 4 kept; a possessive is no ending: "Jane" for "Jane's number"
+        stays "Jane"). None where `low` already ends on a word of the user's or no span fits."""
         for cut in range(5):
             stem = low[:len(low) - cut]
             last = WORD.findall(stem)
@@ -169,7 +169,7 @@ class StatedValues:
             found = []
             for text in self.said:
                 for m in re.finditer(rf"(?<![\w'-]){re.escape(stem)}", text.lower()):
-                    tail = re.match(r"[\w'-]*", text[m.end():]).group()
+                    tail = re.match(r"[^\W\d_]*", text[m.end():]).group()     # letters: "Jane's" is "Jane" + 's
                     found.append((tail, text[m.start():m.end() + len(tail)]))
             if cut == 0 and any(not tail for tail, _ in found):
                 return None                             # a whole-word copy: nothing to do

@@ -97,6 +97,9 @@ def test_a_string_the_user_nearly_said_is_copied_from_their_words():
     assert StatedValues.of([], said=["Remind me about the meeting at 3:00 PM."]).snap("meet") == "meeting"
     assert StatedValues.of([], said=["remind me to stretch at 4:00 PM"]).snap("stretching") == "stretch"
     assert StatedValues.of([], said=["the meeting, then meet Bo"]).snap("meet") == "meet"   # said whole too
+    # a possessive is no ending: the name stays the name
+    assert StatedValues.of([], said=["What is Jane's cell number again"]).snap("Jane") == "Jane"
+    assert StatedValues.of([], said=["bring up Eun-ji's contact info"]).snap("Eun-ji") == "Eun-ji"
     assert remind.snap("grocery list") == "grocery list"     # already the user's words
 
 
