@@ -530,3 +530,10 @@ def test_hard_irrelevance_offers_tools_of_the_request_domain_never_a_near_family
     assert total > 100
     assert (same == 0) if hard == 0.0 else (same / total > 0.9)
     assert near("get_exchange_rate", "convert_currency") and not near("convert_currency", "compound_interest")
+
+
+def test_for_is_never_doubled(drafts):
+    """"the same for" + a mention that opens with "for" / "of" ("for Köln", "of 40 km") drops the second,
+    and so does a re-described tool ("Search for flights" -> "Look for flights", not "Look for for")."""
+    _, kept, _ = drafts
+    assert not [d.user_text for d in kept if re.search(r"\bfor (?:for|of) ", d.user_text)]

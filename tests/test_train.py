@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -368,3 +369,29 @@ def test_a_time_budget_sizes_the_run_and_a_resumed_run_keeps_its_steps(setup, mo
     assert metrics["steps"] == steps and metrics["train_examples"] == steps * 8
     assert metrics["time_budget"] == record and metrics["resumed_from"]
     assert [h["step"] for h in metrics["f1_history"]][-1] == steps        # validation at the end
+
+
+class Slow(TrainerCallback):
+    """A machine slower than the plan: every step takes `seconds` more."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def on_step_end(self, args, state, control, **kw):
+        time.sleep(self.seconds)
+
+
+def test_a_run_slower_than_its_plan_stops_at_the_guard_validated_and_saved(setup, monkeypatch):
+    import json
+
+    import train.run as run
+
+    root, data, base = setup
+    # the measurement says steps are free: the plan takes every step the data allows (12)
+    monkeypatch.setattr(run, "seconds_per_token", lambda *a, **k: 1e-9)
+    cfg = config(root, data, base, "guarded", time_budget_minutes=0.02, max_steps=12)   # guard at 1.32 s
+    metrics = train(cfg, extra_callbacks=[Slow(0.5)])
+    planned = json.loads((root / "guarded" / "time_budget.json").read_text())["steps"]
+    assert planned == 12 and 2 <= metrics["steps"] < planned
+    assert metrics["f1_history"][-1]["step"] == metrics["steps"]          # the stop was validated
+    assert (root / "guarded" / "adapter" / "adapter_model.safetensors").exists()

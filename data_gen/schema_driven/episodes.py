@@ -233,6 +233,10 @@ class EpisodeBuilder:
         if rng.random() < 0.6:
             details = arrange([(p.kinds[k], mention(p.kinds[k], args[k], rng, self.aliases)) for k in changed], rng)
             out: list[Piece] = [Piece(rng.choice(SAME_FOR).lstrip(" ,"))]
+            lead = details[0][0]
+            if not lead.is_slot and (m := re.match(r"(?:for|of) ", lead.text)):
+                # "the same for" + "for Köln" / "of 40 km": one "for" is enough
+                details[0] = ([Piece(lead.text[m.end():])] if lead.text[m.end():] else []) + details[0][1:]
             for d_i, d in enumerate(details):
                 out += ([Piece(" ")] if d_i else []) + d
             return args, out

@@ -164,6 +164,7 @@ def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
     first = desc.split(" ")[0]
     if first in DESC_SYNONYMS and rng.random() < 0.8:
         desc = rng.choice(DESC_SYNONYMS[first]) + desc[len(first):]
+        desc = re.sub(r"^(\w+ (\w+)) \2\b", r"\1", desc)    # "Search for flights" -> "Look for flights", not "for for"
     props = dict(tool.properties)
     required = list(tool.required)
     optional = [p for p in props if p not in required]
