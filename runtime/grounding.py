@@ -47,8 +47,11 @@ clock the request says when the call has one such string, else from the clock it
 those fixed to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM",
 "14:00" -> "2:00 PM", "twenty-five to eight in the evening" -> "7:35 PM". A parameter the schema asks as HH:MM
 that holds no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one
-clock time the request says, and an ISO date written without its zeros gets them ("2026-01-2" ->
-"2026-01-02"). A request with no clock time
+clock time the request says. Dates are read the same way: a parameter that takes an ISO date
+(`format: date`, "YYYY-MM-DD") gets the request's date that its value stands for, the same date
+written another way ("January 2, 2027"), the one stated date sharing its year and its month or day
+("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
+request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). A request with no clock time
 is left to the model, and so is a reading the tool's schema refuses (an hour limited to 1-12 beside an
 AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
@@ -66,12 +69,13 @@ a right call.
 from __future__ import annotations
 
 import re
+from datetime import date
 from difflib import SequenceMatcher
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import Tool, ToolCall, asks_24h_time
+from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_iso_date
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
 
@@ -106,6 +110,7 @@ class StatedValues:
     # numbers the conversation says only inside a clock time ("9:10 am": 9, 10, 21): no evidence for a
     # duration ("set_timer(minutes=10)" from "an alarm at 9:10 am")
     clock_only: set[float] = field(default_factory=set)
+    dates: list[date] = field(default_factory=list)     # the request's dates that say their year
 
     @classmethod
     def of(cls, texts: Iterable[str], said: Iterable[str] = ()) -> "StatedValues":
@@ -129,7 +134,7 @@ class StatedValues:
         clocks = list({(c.hour, c.minute, c.explicit): c for c in find_clocks(request)}.values())
         duration = parse_duration_minutes(request)         # None for no text
         return cls(raw.lower() + " \n " + num, numbers, said, found - _ALWAYS_STATED, heads, clocks, duration,
-                   _clock_only(num, clocks_said))
+                   _clock_only(num, clocks_said), find_dates(request))
 
     def states_number(self, value: float) -> bool:
         return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
@@ -345,10 +350,13 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
         value, clock = args.get(hhmm[0]), stated.clocks[0]
         if isinstance(value, str) and not _TIME_STRING.match(value.strip()):
             out[hhmm[0]] = f"{clock.hour:02d}:{clock.minute:02d}"
-    for key, value in args.items():        # an ISO date written without its zeros: "2026-01-2" -> "2026-01-02"
-        if isinstance(value, str) and (tool.properties.get(key) or {}).get("format") == "date" \
-                and (m := _LOOSE_DATE.match(value)):
+    date_keys = [k for k, v in args.items() if isinstance(v, str) and asks_iso_date(tool.properties.get(k))]
+    for key in date_keys:
+        if m := _LOOSE_DATE.match(args[key]):     # an ISO date written without its zeros: "2026-01-2"
             out[key] = f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"
+        read = _date_read(out.get(key, args[key]), stated.dates, alone=len(date_keys) == 1)
+        if read is not None and read != args[key]:
+            out[key] = read
     if stated.duration is not None:
         for key in _integer_keys(tool, _MINUTES_KEY):
             value = args.get(key)
@@ -365,6 +373,46 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
 _TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
 # a date with a one-digit month or day ("2026-1-02", "2026-01-2"; "2026-01-02" does not match)
 _LOOSE_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$(?<!-\d\d-\d\d)")
+
+
+_MONTH = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+# dates that say their year: "2026-03-14", "March 14, 2026", "Mar 14th 2026", "14 March 2026", "14th of March, 2026"
+_DATES = [re.compile(p, re.I) for p in (r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
+                                        rf"\b{_MONTH} {_DAY},? (?P<year>\d{{4}})\b",
+                                        rf"\b{_DAY} (?:of )?{_MONTH},? (?P<year>\d{{4}})\b")]
+_MONTH_KEYS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def find_dates(text: str) -> list[date]:
+    """The dates `text` states with their year, in the order of the patterns, each once."""
+    out: list[date] = []
+    for pattern in _DATES:
+        for m in pattern.finditer(text):
+            month = int(m["month"]) if m.groupdict().get("month") else _MONTH_KEYS.index(m["mon"][:3].lower()) + 1
+            try:
+                d = date(int(m["year"]), month, int(m["day"]))
+            except ValueError:
+                continue
+            if d not in out:
+                out.append(d)
+    return out
+
+
+def _date_read(value: str, dates: Sequence[date], *, alone: bool) -> str | None:
+    """The request's date that a call's ISO-date value stands for: the same date written another way
+    ("January 2, 2027"), the one stated date sharing its year and its month or day ("2027-01-20" or
+    "2027-02-01" for "January 2nd, 2027"), or, where the value is no date at all and the tool has no other
+    date parameter, the one date the request states. None where nothing fits or it already is one."""
+    if not dates or value in {d.isoformat() for d in dates}:
+        return None
+    written = find_dates(value)
+    if len(written) != 1:
+        return dates[0].isoformat() if alone and len(dates) == 1 and not written else None
+    v = written[0]
+    near = [d for d in dates if d == v or (d.year == v.year and {d.month, d.day} & {v.month, v.day})]
+    return near[0].isoformat() if len(near) == 1 else None
 
 
 def _fixes_half(clock: Clock) -> bool:

@@ -278,3 +278,23 @@ def test_a_date_written_without_its_zeros_gets_them():
     g = ground_call(ToolCall("create_event", {"title": "Standup", "date": "2026-1-2", "start_time": "09:30"}),
                     [EVENT], request("create Standup on January 2, 2026 at 9:30"))
     assert g.call == ToolCall("create_event", {"title": "Standup", "date": "2026-01-02", "start_time": "09:30"})
+
+
+FLIGHT = Tool("check_flight_status", "Check the status of a flight", {"type": "object", "properties": {
+    "flight_number": {"type": "string"}, "date": {"type": "string", "description": "Date of the flight (YYYY-MM-DD)"}},
+    "required": ["flight_number"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("flight BA117, where the date of the flight is January 2nd, 2027", "2027-01-20", "2027-01-02"),   # day misread
+    ("check flight BA117, date of the flight = january 2, 2026", "2026-09-01", "2026-01-02"),         # month and day
+    ("status of BA117 on 14 March 2026", "March 14, 2026", "2026-03-14"),                              # not ISO
+    ("status of BA117 on 14th of March, 2026", "BA117", "2026-03-14"),                                 # no date at all
+    ("status of BA117 on 2026-03-14", "2026-03-14", "2026-03-14"),                                     # right already
+    ("status of BA117 on 2026-03-14", "2026-07-30", "2026-07-30"),                                     # points at none
+    ("status of BA117 on 2026-03-14 or March 3, 2026", "2026-03-30", "2026-03-30"),                    # at two: kept
+    ("status of BA117 tomorrow", "2026-03-30", None),                        # no date said: unstated, dropped
+])
+def test_an_iso_date_is_read_from_the_date_the_request_states(text, written, read):
+    g = ground_call(ToolCall("check_flight_status", {"flight_number": "BA117", "date": written}), [FLIGHT], request(text))
+    assert g.call is not None and g.call.arguments.get("date") == read

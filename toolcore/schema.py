@@ -142,6 +142,12 @@ def asks_24h_time(spec: Any) -> bool:
     return isinstance(spec, Mapping) and (spec.get("format") == "time" or "hh:mm" in str(spec.get("description") or "").lower())
 
 
+def asks_iso_date(spec: Any) -> bool:
+    """A string parameter that takes an ISO date: `format: date`, or a description that says YYYY-MM-DD.
+    The runtime reads such values from the dates a request states (runtime/grounding.py)."""
+    return isinstance(spec, Mapping) and (spec.get("format") == "date" or "yyyy-mm-dd" in str(spec.get("description") or "").lower())
+
+
 def subschemas(schema: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every schema object in `schema`, outermost first, with its dotted path (for error messages).
     Iterative: a schema nested deeper than Python's recursion limit is still walked."""
