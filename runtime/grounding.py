@@ -19,7 +19,7 @@ What counts as stated is deliberately lenient, because a false withdrawal loses 
 - strings: any one word of the value (its first four letters, or a number in it) appears in the text,
   also after spelled-out numbers become digits ("seven minus eleven" grounds "7 - 11");
 - enum members, booleans, consts, arrays and objects are never judged (the schema or the call's shape,
-  not the user's words, carries them).
+  not the user's words, carries them; an enum member may still be read, below).
 
 Before that check, a string value with no digits that the user's words do not contain but nearly do is
 copied from them (`snap`): the span of the user's text (as many words as the value, one more or one
@@ -51,7 +51,10 @@ clock time the request says. Dates are read the same way: a parameter that takes
 (`format: date`, "YYYY-MM-DD") gets the request's date that its value stands for, the same date
 written another way ("January 2, 2027"), the one stated date sharing its year and its month or day
 ("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
-request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). A request with no clock time
+request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An
+enum member the request does not say gives way to the one other member it says ("start a return, too
+large reason": "damaged" -> "too large"), and a list written into a parameter described as
+comma-separated is joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it). A request with no clock time
 is left to the model, and so is a reading the tool's schema refuses (an hour limited to 1-12 beside an
 AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
@@ -75,7 +78,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_iso_date
+from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
 
@@ -368,6 +371,41 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
     return out
 
 
+def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[str, Any]:
+    """Values the request says in a form the schema names (see the module docstring): an enum member
+    the request does not say, where it says exactly one other member of that enum (and no other enum
+    parameter of the tool has that member), becomes that one ("too large reason" -> "too large", not
+    "damaged"); a list written into a comma-separated string parameter is joined the schema's way
+    ("KO & BAC" -> "KO,BAC"). key -> the value read; empty where nothing changes."""
+    out: dict[str, Any] = {}
+    request = stated.said[-1].lower() if stated.said else ""
+    enums = {k: [m for m in spec["enum"] if isinstance(m, str) and m.strip()]
+             for k, spec in tool.properties.items() if isinstance(spec, dict) and isinstance(spec.get("enum"), list)}
+    for key, members in enums.items():
+        value = args.get(key)
+        if not isinstance(value, str) or value not in members or _says(request, value):
+            continue
+        said = [m for m in members if m != value and _says(request, m)
+                and not any(m in others for k, others in enums.items() if k != key)]
+        if len(said) == 1:
+            out[key] = said[0]
+    for key, value in args.items():
+        if isinstance(value, str) and asks_comma_separated(tool.properties.get(key)):
+            items = [i.strip() for i in _LIST_JOINS.split(value)]
+            joined = ",".join(items)
+            if len(items) > 1 and all(items) and joined != value:
+                out[key] = joined
+    return out
+
+
+def _says(request: str, phrase: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(phrase.lower())}(?![\w-])", request) is not None
+
+
+# how a user joins list items: "KO & BAC", "Heidi and Siobhan", "A, B and C", "A; B"
+_LIST_JOINS = re.compile(r"\s*(?:,\s*and\b|;|,|&|\band\b)\s*")
+
+
 # a time the model wrote as a string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12), "07:10"
 # (looked at only where the schema asks for HH:MM)
 _TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
@@ -466,7 +504,8 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
     dropped: list[str] = []
     snapped: dict[str, Any] = {}
     copied: dict[str, Any] = {}
-    readings = read_times(call.arguments, tool, stated) if read else {}
+    readings = {**read_times(call.arguments, tool, stated), **read_said_forms(call.arguments, tool, stated)} \
+        if read else {}
     arguments = {**call.arguments, **readings}
     for key, value in arguments.items():
         spec = tool.properties.get(key) or {}

@@ -298,3 +298,30 @@ FLIGHT = Tool("check_flight_status", "Check the status of a flight", {"type": "o
 def test_an_iso_date_is_read_from_the_date_the_request_states(text, written, read):
     g = ground_call(ToolCall("check_flight_status", {"flight_number": "BA117", "date": written}), [FLIGHT], request(text))
     assert g.call is not None and g.call.arguments.get("date") == read
+
+
+RETURN = Tool("return_item", "Start a return for an order", {"type": "object", "properties": {
+    "order_id": {"type": "string"}, "reason": {"type": "string", "enum": ["damaged", "too large", "no longer needed"]},
+    "units": {"type": "string", "enum": ["metric", "imperial"]}}, "required": ["order_id", "reason"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("I need to return item in too large reason, with order number A78513", "damaged", "too large"),
+    ("return A78513, it arrived damaged", "damaged", "damaged"),                      # said: kept
+    ("return A78513", "damaged", "damaged"),                                          # none said: the model's
+    ("return A78513, too large or no longer needed", "damaged", "damaged"),           # two said: kept
+])
+def test_an_enum_member_the_request_does_not_say_gives_way_to_the_one_it_says(text, written, read):
+    g = ground_call(ToolCall("return_item", {"order_id": "A78513", "reason": written}), [RETURN], request(text))
+    assert g.call.arguments["reason"] == read
+
+
+def test_a_list_in_a_comma_separated_string_is_joined_the_schemas_way():
+    quotes = Tool("quotes", "Stock quotes", {"type": "object", "properties": {
+        "symbols": {"type": "string", "description": "Comma-separated ticker symbols"}}, "required": ["symbols"]})
+    for written in ("KO & BAC", "KO and BAC", "KO, BAC", "KO,BAC"):
+        g = ground_call(ToolCall("quotes", {"symbols": written}), [quotes], request("quotes for KO & BAC"))
+        assert g.call == ToolCall("quotes", {"symbols": "KO,BAC"})
+    plain = ground_call(ToolCall("send", {"message": "salt and pepper"}), [Tool("send", "Send", {"type": "object", "properties": {
+        "message": {"type": "string"}}, "required": ["message"]})], request("send salt and pepper"))
+    assert plain.call.arguments["message"] == "salt and pepper"          # only where the schema asks for a list

@@ -142,6 +142,17 @@ def asks_24h_time(spec: Any) -> bool:
     return isinstance(spec, Mapping) and (spec.get("format") == "time" or "hh:mm" in str(spec.get("description") or "").lower())
 
 
+# "Comma-separated ticker symbols", "list of emails, separated by commas": a list in one string
+COMMA_SEPARATED = re.compile(r"\b(?:a |as a )?comma[- ]separated(?: list of)?|,? separated by commas", re.I)
+
+
+def asks_comma_separated(spec: Any) -> bool:
+    """A string parameter that takes a list as one comma-separated string ("AAPL,TSLA"): data_gen says
+    it as a list ("AAPL and TSLA") and the runtime joins a list the model wrote so (runtime/grounding.py)."""
+    return isinstance(spec, Mapping) and spec.get("type", "string") == "string" and "enum" not in spec \
+        and bool(COMMA_SEPARATED.search(str(spec.get("description") or "")))
+
+
 def asks_iso_date(spec: Any) -> bool:
     """A string parameter that takes an ISO date: `format: date`, or a description that says YYYY-MM-DD.
     The runtime reads such values from the dates a request states (runtime/grounding.py)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Mapping
 
-from toolcore.schema import asks_24h_time, resolve_local_ref
+from toolcore.schema import COMMA_SEPARATED, asks_24h_time, asks_comma_separated, resolve_local_ref
 from toolcore.vocab import Entry, Vocabulary
 
 from ..numbers import number_words
@@ -219,7 +219,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
     elif t in ("integer", "number"):
         kind.sem = _numeric_sem(ws, dws, t)
         kind.unit = _unit_words(ws, words_of(desc))
-    elif (t == "string" or t is None) and _CSV.search(desc) and "enum" not in s:
+    elif (t == "string" or t is None) and asks_comma_separated(s):
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
         kind.items = classify(_singular(name), {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
     elif t == "string" or t is None:
@@ -253,7 +253,7 @@ def list_items(kind: Kind, value: Any) -> list[Any]:
     return value.split(",") if kind.sem == "csv" else list(value)
 
 
-_CSV = re.compile(r"\b(?:a |as a )?comma[- ]separated(?: list of)?|,? separated by commas", re.I)
+_CSV = COMMA_SEPARATED
 _STATE_EXAMPLE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b")
 
 
