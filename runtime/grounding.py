@@ -42,21 +42,20 @@ says only inside a clock time is not stated ("an alarm at 9:10 am" does not grou
 Where the request says several clock times, a call takes the one its own hour and minute point at
 (same minute, same hour on a 12-hour dial: "remind me at 5 PM and set an alarm for 4:30 PM" -> the
 alarm's 4, 30 becomes 16, 30; else the one clock with that hour), and none where no single one fits.
-A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one
-clock the request says when the call has one such string, else from the clock it points at among
-those fixed to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM",
-"14:00" -> "2:00 PM", "twenty-five to eight in the evening" -> "7:35 PM". A parameter the schema asks as HH:MM
-that holds no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one
-clock time the request says. Dates are read the same way: a parameter that takes an ISO date
-(`format: date`, "YYYY-MM-DD") gets the request's date that its value stands for, the same date
-written another way ("January 2, 2027"), the one stated date sharing its year and its month or day
-("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
-request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An
-enum member the request does not say gives way to the one other member it says ("start a return, too
-large reason": "damaged" -> "too large"), and a list written into a parameter described as
-comma-separated is joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it). A request with no clock time
-is left to the model, and so is a reading the tool's schema refuses (an hour limited to 1-12 beside an
-AM/PM enum). The 135M demo
+A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one clock
+the request says when the call has one such string, else from the clock it points at among those fixed
+to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM", "14:00" -> "2:00
+PM", "twenty-five to eight in the evening" -> "7:35 PM". A parameter the schema asks as HH:MM that holds
+no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one clock time
+the request says. Dates are read the same way: a parameter that takes an ISO date (`format: date`,
+"YYYY-MM-DD") gets the request's date that its value stands for, the same date written another way
+("January 2, 2027"), the one stated date sharing its year and its month or day ("2027-01-20" for
+"January 2nd, 2027"), or, for a value that is no date at all, the one date the request states; an ISO
+date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum member the request does
+not say gives way to the one other member it says ("start a return, too large reason": "damaged" -> "too
+large"), and a list written into a parameter described as comma-separated is joined that way ("KO & BAC"
+-> "KO,BAC", as data_gen writes it). A request with no clock time is left to the model, and so is a
+reading the tool's schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
 a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
 default), off -> on: hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
