@@ -23,10 +23,9 @@ from transformers import TrainerCallback
 from toolcore.errors import ToolkitError
 
 CALIBRATION_BATCHES = 6     # timed, after one untimed warm-up batch
-# a whole run's steps over the timed passes' estimate (optimizer steps, the sampler, logging), measured
-# on smollm2_cpu_lora, 2 cores: 0.91 for 365 steps on one machine, about 1.2 on another (whose figure a
-# test run beside it inflated): the estimate as it is, with the guard below for the slow side
-OVERHEAD = 1.0
+# the plan takes the timed passes' estimate as it is: a whole run's steps took 0.91x of it on one
+# 2-core machine (smollm2_cpu_lora, 365 steps) and about 1.2x on another (a test run beside it inflated
+# that figure), so no fixed factor fits both; the guard bounds the slow side instead
 GUARD = 1.1                 # a run stops once its training loop has taken this many times its budget
 
 
@@ -71,7 +70,7 @@ def steps_within(lengths: list[int], per_token: float, minutes: float, rows_per_
     budget = minutes * 60.0
     spent, steps = 0.0, 0
     for start in range(0, len(lengths) - rows_per_step + 1, rows_per_step):
-        spent += sum(lengths[start:start + rows_per_step]) * per_token * OVERHEAD
+        spent += sum(lengths[start:start + rows_per_step]) * per_token
         if spent > budget or steps >= max_steps:
             break
         steps += 1
@@ -79,13 +78,13 @@ def steps_within(lengths: list[int], per_token: float, minutes: float, rows_per_
 
 
 class BudgetGuard(TrainerCallback):
-    """Stops training once the loop (validation included) has run `seconds`, where the plan was too
-    optimistic for this machine. It uses the Trainer's own stop, as early stopping does: the step it
+    """Stops training once the loop (validation included) has run GUARD times the budget's `minutes`,
+    where the plan was too optimistic for this machine. It uses the Trainer's own stop, as early stopping does: the step it
     stops at is validated (when the run validates) and saved, and the best checkpoint is loaded at the
     end as usual. `stopped_at` is that step (None when the plan fit)."""
 
-    def __init__(self, seconds: float, evaluating: bool):
-        self.seconds, self.evaluating = seconds, evaluating
+    def __init__(self, minutes: float, evaluating: bool):
+        self.seconds, self.evaluating = minutes * 60 * GUARD, evaluating
         self.t0 = time.perf_counter()
         self.stopped_at: int | None = None
 

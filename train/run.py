@@ -29,7 +29,7 @@ from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, res
 from toolcore.run_record import write_family_record
 
 from .config import TrainConfig
-from .budget import GUARD, BudgetGuard, check_budget, seconds_per_token, steps_within
+from .budget import BudgetGuard, check_budget, seconds_per_token, steps_within
 from .data import Collator, data_hash, eval_cases, tokenize_split
 from .run_folder import claim_run_folder, job_output_dir, latest_checkpoint, write_config
 from .tokens import add_tool_tokens
@@ -187,7 +187,7 @@ def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluat
     trainer.args.max_steps = steps
     if evaluating:       # halfway and at the end; checkpoints with them (the best one is kept)
         trainer.args.eval_steps = trainer.args.save_steps = max(1, -(-steps // 2))
-    trainer.add_callback(BudgetGuard(t.time_budget_minutes * 60 * GUARD, evaluating))
+    trainer.add_callback(BudgetGuard(t.time_budget_minutes, evaluating))
     print(f"time budget: {t.time_budget_minutes} min at {budget['seconds_per_1k_tokens']} s per 1k tokens "
           f"-> {steps} steps ({steps * rows_per_step} examples)", flush=True)
     return budget

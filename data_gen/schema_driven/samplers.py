@@ -221,7 +221,7 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
         kind.unit = _unit_words(ws, words_of(desc))
     elif (t == "string" or t is None) and asks_comma_separated(s):
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
-        kind.items = classify(_singular(name), {"type": "string", "description": _CSV.sub("", desc)}, root, depth + 1)
+        kind.items = classify(_singular(name), {"type": "string", "description": COMMA_SEPARATED.sub("", desc)}, root, depth + 1)
     elif t == "string" or t is None:
         fmt = s.get("format", "")
         kind.sem = {"date": "date", "date-time": "datetime", "time": "time", "email": "email", "uri": "url",
@@ -253,7 +253,6 @@ def list_items(kind: Kind, value: Any) -> list[Any]:
     return value.split(",") if kind.sem == "csv" else list(value)
 
 
-_CSV = COMMA_SEPARATED
 _STATE_EXAMPLE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}\b")
 
 
