@@ -45,7 +45,8 @@ alarm's 4, 30 becomes 16, 30; else the one clock with that hour), and none where
 A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one clock
 the request says when the call has one such string, else from the clock it points at among those fixed
 to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM", "14:00" -> "2:00
-PM", "twenty-five to eight in the evening" -> "7:35 PM". A parameter the schema asks as HH:MM that holds
+PM", "twenty-five to eight in the evening" -> "7:35 PM"; so is a 24-hour string ("14:00") where the
+schema's description shows a 12-hour time ("e.g. 3:00 PM"), and it is written in that form. A parameter the schema asks as HH:MM that holds
 no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one clock time
 the request says. Dates are read the same way: a parameter that takes an ISO date (`format: date`,
 "YYYY-MM-DD") gets the request's date that its value stands for, the same date written another way
@@ -54,7 +55,9 @@ the request says. Dates are read the same way: a parameter that takes an ISO dat
 date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum member the request does
 not say gives way to the one other member it says ("start a return, too large reason": "damaged" -> "too
 large"), and a list written into a parameter described as comma-separated is joined that way ("KO & BAC"
--> "KO,BAC", as data_gen writes it). A request with no clock time is left to the model, and so is a
+-> "KO,BAC", as data_gen writes it). A country parameter (named or described so, not a code) holding a
+word the request does not say takes the one word of the request that opens with the same four letters
+("Portuguese" or "Porto" for a request that says "Portugal"). A request with no clock time is left to the model, and so is a
 reading the tool's schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo
 adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
 a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
@@ -77,9 +80,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date
+from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, twelve_hour_form
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
+from .dates import LOOSE_DATE, date_read, find_dates
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?|\.\d+")
 # quantity words that name a number but are not number words to the symbolic reader
@@ -326,8 +330,8 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
                 if args[key] != value:
                     out[key] = value
     times = {k: m for k, v in args.items() if isinstance(v, str) and (m := _TIME_STRING.match(v))
-             and (m["p"] or asks_24h_time(tool.properties.get(k)))}
-    for key, m in times.items():       # "14:00 AM" / "5:00 AM" for a request that says 14:00 / 5 PM
+             and (m["p"] or asks_24h_time(tool.properties.get(k)) or twelve_hour_form(tool.properties.get(k)))}
+    for key, m in times.items():       # "14:00 AM" / "5:00 AM" / "14:00" for a request that says 14:00 / 5 PM
         hour, minute = int(m["h"]), int(m["m"])
         if len(stated.clocks) == 1 and len(times) == 1:    # the one time said, as for a clock pair
             clock = stated.clocks[0]
@@ -339,10 +343,11 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
         read_hour = clock.hour if _fixes_half(clock) or written % 12 != clock.hour % 12 else written
         if asks_24h_time(tool.properties.get(key)):
             read = f"{read_hour:02d}:{clock.minute:02d}"     # the schema's own form: "7:10 AM" -> "07:10"
-        else:
+        else:            # the model's own 12-hour form, or the one the schema's description shows
+            sep, upper = (m["sep"], m["p"].isupper()) if m["p"] else twelve_hour_form(tool.properties.get(key))
             pm = read_hour >= 12
-            period = ("PM" if pm else "AM") if m["p"].isupper() else ("pm" if pm else "am")
-            read = f"{read_hour % 12 or 12}:{clock.minute:02d}{m['sep']}{period}"
+            period = ("PM" if pm else "AM") if upper else ("pm" if pm else "am")
+            read = f"{read_hour % 12 or 12}:{clock.minute:02d}{sep}{period}"
         if read != args[key]:
             out[key] = read
     hhmm = [k for k, spec in tool.properties.items() if asks_24h_time(spec)]
@@ -354,9 +359,9 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
             out[hhmm[0]] = f"{clock.hour:02d}:{clock.minute:02d}"
     date_keys = [k for k, v in args.items() if isinstance(v, str) and asks_iso_date(tool.properties.get(k))]
     for key in date_keys:
-        if m := _LOOSE_DATE.match(args[key]):     # an ISO date written without its zeros: "2026-01-2"
+        if m := LOOSE_DATE.match(args[key]):     # an ISO date written without its zeros: "2026-01-2"
             out[key] = f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"
-        read = _date_read(out.get(key, args[key]), stated.dates, alone=len(date_keys) == 1)
+        read = date_read(out.get(key, args[key]), stated.dates, alone=len(date_keys) == 1)
         if read is not None and read != args[key]:
             out[key] = read
     if stated.duration is not None:
@@ -375,7 +380,9 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
     the request does not say, where it says exactly one other member of that enum (and no other enum
     parameter of the tool has that member), becomes that one ("too large reason" -> "too large", not
     "damaged"); a list written into a comma-separated string parameter is joined the schema's way
-    ("KO & BAC" -> "KO,BAC"). key -> the value read; empty where nothing changes."""
+    ("KO & BAC" -> "KO,BAC"); a country parameter holding a word the request does not say takes the one
+    word of the request that opens with the same four letters ("Portuguese" / "Porto" -> "Portugal").
+    key -> the value read; empty where nothing changes."""
     out: dict[str, Any] = {}
     request = stated.said[-1].lower() if stated.said else ""
     enums = {k: [m for m in spec["enum"] if isinstance(m, str) and m.strip()]
@@ -389,12 +396,28 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
         if len(said) == 1:
             out[key] = said[0]
     for key, value in args.items():
+        if isinstance(value, str) and _asks_country_name(key, tool.properties.get(key)) and len(value) >= 4 \
+                and not _says(request, value):
+            # "Portuguese" / "Porto" for the "Portugal" the request says: the one word that opens the same way
+            words = {w for w in WORD.findall(stated.said[-1] if stated.said else "")
+                     if w[:1].isalpha() and w.lower()[:4] == value.lower()[:4] and w.lower() != value.lower()}
+            if len(words) == 1:
+                word = words.pop()
+                out[key] = word if word[0].isupper() else word.capitalize()
         if isinstance(value, str) and asks_comma_separated(tool.properties.get(key)):
             items = [i.strip() for i in _LIST_JOINS.split(value)]
             joined = ",".join(items)
             if len(items) > 1 and all(items) and joined != value:
                 out[key] = joined
     return out
+
+
+def _asks_country_name(key: str, spec: Any) -> bool:
+    """A string parameter named or described as a country, and not as a country's code ("PT")."""
+    if not isinstance(spec, dict) or spec.get("type", "string") != "string" or "enum" in spec:
+        return False
+    words = f"{key} {spec.get('description') or ''}".lower().replace("_", " ")
+    return "country" in words and not re.search(r"\b(?:code|iso|alpha-?[23])\b", words)
 
 
 def _says(request: str, phrase: str) -> bool:
@@ -408,48 +431,6 @@ _LIST_JOINS = re.compile(r"\s*(?:,\s*and\b|;|,|&|\band\b)\s*")
 # a time the model wrote as a string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12), "07:10"
 # (looked at only where the schema asks for HH:MM)
 _TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
-# a date with a one-digit month or day ("2026-1-02", "2026-01-2"; "2026-01-02" does not match)
-_LOOSE_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$(?<!-\d\d-\d\d)")
-
-
-_MONTH = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
-          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-# dates that say their year: "2026-03-14", "March 14, 2026", "Mar 14th 2026", "14 March 2026", "14th of March, 2026"
-_DATES = [re.compile(p, re.I) for p in (r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b",
-                                        rf"\b{_MONTH} {_DAY},? (?P<year>\d{{4}})\b",
-                                        rf"\b{_DAY} (?:of )?{_MONTH},? (?P<year>\d{{4}})\b")]
-_MONTH_KEYS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-
-
-def find_dates(text: str) -> list[date]:
-    """The dates `text` states with their year, in the order of the patterns, each once."""
-    out: list[date] = []
-    for pattern in _DATES:
-        for m in pattern.finditer(text):
-            month = int(m["month"]) if m.groupdict().get("month") else _MONTH_KEYS.index(m["mon"][:3].lower()) + 1
-            try:
-                d = date(int(m["year"]), month, int(m["day"]))
-            except ValueError:
-                continue
-            if d not in out:
-                out.append(d)
-    return out
-
-
-def _date_read(value: str, dates: Sequence[date], *, alone: bool) -> str | None:
-    """The request's date that a call's ISO-date value stands for: the same date written another way
-    ("January 2, 2027"), the one stated date sharing its year and its month or day ("2027-01-20" or
-    "2027-02-01" for "January 2nd, 2027"), or, where the value is no date at all and the tool has no other
-    date parameter, the one date the request states. None where nothing fits or it already is one."""
-    if not dates or value in {d.isoformat() for d in dates}:
-        return None
-    written = find_dates(value)
-    if len(written) != 1:
-        return dates[0].isoformat() if alone and len(dates) == 1 and not written else None
-    v = written[0]
-    near = [d for d in dates if d == v or (d.year == v.year and {d.month, d.day} & {v.month, v.day})]
-    return near[0].isoformat() if len(near) == 1 else None
 
 
 def _fixes_half(clock: Clock) -> bool:

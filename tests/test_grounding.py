@@ -189,6 +189,11 @@ REMINDER = Tool("create_reminder", "Create a reminder", {"type": "object", "prop
     # the one time the request says, as for a clock pair: the hour and the minute are read
     ("remind me to stretch at twenty-five to eight in the evening", "25:00 PM", "7:35 PM"),
     ("a reminder for half past seven this evening: stretch", "7:00 PM", "7:30 PM"),
+    # a 24-hour time where the schema shows a 12-hour one: written in the schema's form
+    ("Set a quick reminder at 14:00 to stretch", "14:00", "2:00 PM"),
+    ("remind me to stretch at 9 pm", "21:00", "9:00 PM"),
+    ("remind me to stretch at 9:15", "9:15", "9:15 AM"),                     # no half said: the written one
+    ("remind me to stretch", "14:00", "14:00"),                              # no time said: not read
 ])
 def test_a_12_hour_time_string_is_read_from_the_clock_the_request_fixes(text, written, read):
     g = ground_call(ToolCall("create_reminder", {"title": "stretch", "time": written}), [REMINDER], request(text))
@@ -325,3 +330,32 @@ def test_a_list_in_a_comma_separated_string_is_joined_the_schemas_way():
     plain = ground_call(ToolCall("send", {"message": "salt and pepper"}), [Tool("send", "Send", {"type": "object", "properties": {
         "message": {"type": "string"}}, "required": ["message"]})], request("send salt and pepper"))
     assert plain.call.arguments["message"] == "salt and pepper"          # only where the schema asks for a list
+
+
+@pytest.mark.parametrize("description, form", [
+    ("Time for the reminder (e.g. 3:00 PM)", (" ", True)), ("like 7:30am", ("", False)),
+    ("Start time, h:mm AM/PM", (" ", True)), ("Start time, HH:MM", None), ("Time of day", None),
+])
+def test_a_12_hour_form_is_read_from_the_description(description, form):
+    from toolcore.schema import twelve_hour_form
+    assert twelve_hour_form({"type": "string", "description": description}) == form
+
+
+TAX = Tool("compute_tax", "Compute income tax", {"type": "object", "properties": {
+    "income": {"type": "number"}, "country": {"type": "string", "description": "Country of residence"},
+    "language": {"type": "string", "description": "Language of the report"},
+    "country_code": {"type": "string", "description": "ISO country code"}}, "required": ["income", "country"]})
+
+
+@pytest.mark.parametrize("text, key, written, read", [
+    ("compute income tax owed with the annual income set to 1617 and in Portugal", "country", "Portuguese", "Portugal"),
+    ("tax on 1617 for residents of portugal, born in Poland", "country", "Porto", "Portugal"),
+    ("tax for 1617 in Portugal", "country", "Portugal", "Portugal"),                   # said: kept
+    ("tax for 1617 in Porto, Portugal", "country", "Porto", "Porto"),                   # said (a city): kept
+    ("tax for 1617, Portugal or Portland", "country", "Portuguese", "Portuguese"),      # two words open so: kept
+    ("tax for 1617 in Portugal", "language", "Portuguese", "Portuguese"),               # not a country parameter
+    ("tax for 1617 in Portugal", "country_code", "Portuguese", "Portuguese"),           # a code: not read
+])
+def test_a_country_the_request_names_replaces_a_word_it_does_not_say(text, key, written, read):
+    g = ground_call(ToolCall("compute_tax", {"income": 1617, "country": "Portugal", key: written}), [TAX], request(text))
+    assert g.call is not None and g.call.arguments[key] == read

@@ -142,6 +142,24 @@ def asks_24h_time(spec: Any) -> bool:
     return isinstance(spec, Mapping) and (spec.get("format") == "time" or "hh:mm" in str(spec.get("description") or "").lower())
 
 
+# a 12-hour example in a description: "Time for the reminder (e.g. 3:00 PM)", "h:mm AM/PM"
+_TWELVE_HOUR = re.compile(r"\b\d{1,2}:\d{2}( ?)([AP]M|[ap]m)\b|\bh:mm( ?)(AM/PM|am/pm)\b")
+
+
+def twelve_hour_form(spec: Any) -> tuple[str, bool] | None:
+    """How a string parameter whose description shows a 12-hour time writes it: (the separator before
+    the period, whether the period is upper case), e.g. (" ", True) for "(e.g. 3:00 PM)"; None for a
+    parameter that shows none. The runtime writes a time the model gave in 24-hour form ("14:00") so
+    (runtime/grounding.py)."""
+    if not isinstance(spec, Mapping) or asks_24h_time(spec):
+        return None
+    m = _TWELVE_HOUR.search(str(spec.get("description") or ""))
+    if m is None:
+        return None
+    sep, period = (m[1], m[2]) if m[2] else (m[3], m[4])
+    return sep, period[0].isupper()
+
+
 # "Comma-separated ticker symbols", "list of emails, separated by commas": a list in one string
 COMMA_SEPARATED = re.compile(r"\b(?:a |as a )?comma[- ]separated(?: list of)?|,? separated by commas", re.I)
 
