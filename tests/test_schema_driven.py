@@ -175,6 +175,18 @@ def test_units_come_from_the_description_in_order_and_a_rate_is_said_bare():
     assert all("kg" in m or "kilos" in m or "weight" in m for m in said_as(weight, "weight_kg", 70.0))
 
 
+@pytest.mark.parametrize("name, description, sem", [
+    ("ip_address", "IPv4 address", "ip"),                   # was an address: "ip address of 45 Maple Avenue"
+    ("event_id", "Event identifier", "id"), ("student_id", "Student number", "id"),    # were a venue, a person
+    ("file_name", "Document to translate", "file"),          # was a person
+    ("race_name", "Name of the race or grand prix", "title"),
+    ("player_name", "Full name of the player", "person"), ("restaurant_name", "Restaurant name", "venue"),
+    ("email_address", "Guest email", "email"), ("address", "Street address", "address"),
+])
+def test_the_head_word_of_a_compound_name_decides_what_it_names(name, description, sem):
+    assert classify(name, {"type": "string", "description": description}, {}).sem == sem
+
+
 def test_list_items_with_commas_are_kept_apart_by_semicolons():
     kind = classify("cities", {"type": "array", "items": {"type": "string"}, "description": "City and country of each stop"}, {})
     assert kind.items.qualify == "country"

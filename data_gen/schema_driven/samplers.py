@@ -126,7 +126,7 @@ NAME_SEMS: list[tuple[str, set[str]]] = [
     ("email", {"email", "mail"}), ("url", {"url", "website", "link", "uri", "homepage"}),
     ("phone", {"phone", "telephone", "mobile"}), ("currency", {"currency", "currencies"}),
     ("language", {"language", "lang", "locale"}), ("country", {"country", "nation"}),
-    ("airport", {"airport", "iata"}), ("address", {"address", "street"}),
+    ("airport", {"airport", "iata"}), ("ip", {"ip", "ipv4"}), ("address", {"address", "street"}),
     ("city", {"city", "location", "place", "destination", "origin", "town", "where", "region", "coast"}),
     ("ticker", {"ticker", "symbol", "stock"}), ("company", {"company", "organization", "organisation", "employer",
                                                             "brand", "vendor", "publisher"}),
@@ -149,7 +149,7 @@ NAME_SEMS: list[tuple[str, set[str]]] = [
     ("project", {"project", "assignment", "campaign"}), ("animal", {"species", "animal", "breed"}),
     ("symptom", {"symptom", "condition"}), ("medication", {"medication", "medicine", "drug"}),
     ("formula", {"formula"}), ("word", {"word", "verb", "term"}), ("web_domain", {"domain", "hostname"}),
-    ("ip", {"ip", "ipv4"}), ("dna", {"dna", "sequence"}),
+    ("dna", {"dna", "sequence"}),
     ("id", {"id", "code", "number", "reference", "ref", "sku", "isbn", "serial", "key", "token"}),
 ]
 NAME_SEMS_PERSON = dict(NAME_SEMS)["person"] - {"name"}
@@ -229,10 +229,18 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
         if not kind.sem:
             kind.sem = _sem_from_words(set(ws)) or ("date" if "yyyy" in desc.lower() else "") \
                 or ("time" if asks_24h_time({"description": desc}) else "") or _sem_from_words(dws, description=True) or "generic"
+        # the last word of a compound name is its head: "event_id", "student_id" name an identifier
+        if len(ws) > 1 and ws[-1] == "id":
+            kind.sem = "id"
         if ws == ["name"] and kind.sem == "person":       # "Playlist name": a name, but not a person's
             other = _sem_from_words(dws, description=True)
             kind.sem = other if other and other != "person" else ("title" if dws - {"name", "full", "the", "of"} and
                                                                   not dws & NAME_SEMS_PERSON else "person")
+        elif len(ws) > 1 and ws[-1] == "name" and kind.sem == "person":
+            # "file_name" is a file's name, "race_name" a race's; "player_name" stays a person's
+            other = _sem_from_words(set(ws[:-1]))
+            if other != "person":
+                kind.sem = other or _sem_from_words(dws, description=True) or "title"
         if kind.sem == "city":
             kind.qualify = city_form(desc)
         if kind.sem == "language" and ("code" in ws or "code" in dws or "iso" in dws):
