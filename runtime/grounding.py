@@ -413,11 +413,12 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
 
 
 def _asks_country_name(key: str, spec: Any) -> bool:
-    """A string parameter named or described as a country, and not as a country's code ("PT")."""
+    """A string parameter named or described as a country, and not as a country's code ("PT") or a
+    place qualified by its country ("City and country, e.g. Ghent, Belgium")."""
     if not isinstance(spec, dict) or spec.get("type", "string") != "string" or "enum" in spec:
         return False
     words = f"{key} {spec.get('description') or ''}".lower().replace("_", " ")
-    return "country" in words and not re.search(r"\b(?:code|iso|alpha-?[23])\b", words)
+    return "country" in words and not re.search(r"\b(?:code|iso|alpha-?[23]|city|town|place|address)\b", words)
 
 
 def _says(request: str, phrase: str) -> bool:

@@ -357,5 +357,9 @@ TAX = Tool("compute_tax", "Compute income tax", {"type": "object", "properties":
     ("tax for 1617 in Portugal", "country_code", "Portuguese", "Portuguese"),           # a code: not read
 ])
 def test_a_country_the_request_names_replaces_a_word_it_does_not_say(text, key, written, read):
+    place = Tool("weather", "Weather", {"type": "object", "properties": {"location": {
+        "type": "string", "description": "City and country, e.g. Ghent, Belgium"}}, "required": ["location"]})
+    g = ground_call(ToolCall("weather", {"location": "Porto, Portugal"}), [place], request("weather in Portimao please"))
+    assert g.call is not None and g.call.arguments["location"] != "Portimao"      # a qualified place: not read
     g = ground_call(ToolCall("compute_tax", {"income": 1617, "country": "Portugal", key: written}), [TAX], request(text))
     assert g.call is not None and g.call.arguments[key] == read

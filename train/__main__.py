@@ -22,11 +22,24 @@ def run(cfg) -> None:
     distributed_from_slurm()   # a Slurm job of several tasks: the process group comes from Slurm (train/cluster.py)
     guard = PreemptionGuard()  # a submitit job: on preemption/timeout, checkpoint after the step and requeue
     try:
-        metrics = train(config, extra_callbacks=[guard] if guard.active else None)
-    except Preempted:
-        guard.requeue()
-    keys = ("steps", "train_seconds", "train_loss", "real_tokens_per_second", "adapter_bytes", "final")
-    print(json.dumps({k: metrics.get(k) for k in keys} | {"adapter": f"{config.output_dir}/adapter"}, indent=2))
+        try:
+            metrics = train(config, extra_callbacks=[guard] if guard.active else None)
+        except Preempted:
+            guard.requeue()
+        keys = ("steps", "train_seconds", "train_loss", "real_tokens_per_second", "adapter_bytes", "final")
+        print(json.dumps({k: metrics.get(k) for k in keys} | {"adapter": f"{config.output_dir}/adapter"}, indent=2))
+    finally:
+        leave_process_group()
+
+
+def leave_process_group() -> None:
+    """A data-parallel rank leaves its process group before the interpreter exits: left to static
+    destruction, gloo's threads can abort a rank that finished its work ("terminate called without an
+    active exception", seen once in the two-rank test under a loaded machine)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":
