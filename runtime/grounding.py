@@ -46,22 +46,23 @@ A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock 
 the request says when the call has one such string, else from the clock it points at among those fixed
 to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM", "14:00" -> "2:00
 PM", "twenty-five to eight in the evening" -> "7:35 PM"; so is a 24-hour string ("14:00") where the
-schema's description shows a 12-hour time ("e.g. 3:00 PM"), and it is written in that form. A parameter the schema asks as HH:MM that holds
-no time at all ("start_time": "2026-03-19", the date beside it copied twice) takes the one clock time
-the request says. Dates are read the same way: a parameter that takes an ISO date (`format: date`,
-"YYYY-MM-DD") gets the request's date that its value stands for, the same date written another way
-("January 2, 2027"), the one stated date sharing its year and its month or day ("2027-01-20" for
-"January 2nd, 2027"), or, for a value that is no date at all, the one date the request states; an ISO
-date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum member the request does
-not say gives way to the one other member it says ("start a return, too large reason": "damaged" -> "too
-large"), and a list written into a parameter described as comma-separated is joined that way ("KO & BAC"
--> "KO,BAC", as data_gen writes it). A country parameter (named or described so, not a code) holding a
-word the request does not say takes the one word of the request that opens with the same four letters
-("Portuguese" or "Porto" for a request that says "Portugal"). A request with no clock time is left to the model, and so is a
-reading the tool's schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo
-adapter writes a wrong hour for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such
-a call was withdrawn, so the model declined a request its tools serve. Measured on one adapter (stop 26's
-default), off -> on: hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
+schema's description shows a 12-hour time ("e.g. 3:00 PM"), and it is written in that form. A parameter
+the schema asks as HH:MM that holds no time at all ("start_time": "2026-03-19", the date beside it
+copied twice) takes the one clock time the request says. Dates are read the same way: a parameter that
+takes an ISO date (`format: date`, "YYYY-MM-DD") gets the request's date that its value stands for, the
+same date written another way ("January 2, 2027"), the one stated date sharing its year and its month or
+day ("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
+request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum
+member the request does not say gives way to the one other member it says ("start a return, too large
+reason": "damaged" -> "too large"), and a list written into a parameter described as comma-separated is
+joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it). A country parameter (named or described
+so, not a code or a place qualified by its country) holding a word the request does not say takes the
+one word of the request that opens with the same four letters ("Portuguese" or "Porto" for a request
+that says "Portugal"). A request with no clock time is left to the model, and so is a reading the tool's
+schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo adapter writes a wrong hour
+for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such a call was withdrawn, so the
+model declined a request its tools serve. Measured on one adapter (stop 26's default), off -> on:
+hackathon 30 0.960 -> 0.967, hand-written set 0.679 -> 0.811, test split 0.755 -> 0.789.
 A required string (words only) that is still not stated is handed to `copy` before the call is
 withdrawn: the engine decodes it again as a span of the request (runtime/copy_values.py), never one of
 the call's other strings, and the call keeps it if it is stated and the schema takes it.
@@ -384,7 +385,8 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
     word of the request that opens with the same four letters ("Portuguese" / "Porto" -> "Portugal").
     key -> the value read; empty where nothing changes."""
     out: dict[str, Any] = {}
-    request = stated.said[-1].lower() if stated.said else ""
+    said_last = stated.said[-1] if stated.said else ""
+    request = said_last.lower()
     enums = {k: [m for m in spec["enum"] if isinstance(m, str) and m.strip()]
              for k, spec in tool.properties.items() if isinstance(spec, dict) and isinstance(spec.get("enum"), list)}
     for key, members in enums.items():
@@ -399,7 +401,7 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
         if isinstance(value, str) and _asks_country_name(key, tool.properties.get(key)) and len(value) >= 4 \
                 and not _says(request, value):
             # "Portuguese" / "Porto" for the "Portugal" the request says: the one word that opens the same way
-            words = {w for w in WORD.findall(stated.said[-1] if stated.said else "")
+            words = {w for w in WORD.findall(said_last)
                      if w[:1].isalpha() and w.lower()[:4] == value.lower()[:4] and w.lower() != value.lower()}
             if len(words) == 1:
                 word = words.pop()
@@ -430,7 +432,7 @@ _LIST_JOINS = re.compile(r"\s*(?:,\s*and\b|;|,|&|\band\b)\s*")
 
 
 # a time the model wrote as a string: "5:00 PM", "14:00 AM" (an hour past 12 is read mod 12), "07:10"
-# (looked at only where the schema asks for HH:MM)
+# (looked at only where the schema asks for HH:MM or shows a 12-hour example)
 _TIME_STRING = re.compile(r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?:(?P<sep> ?)(?P<p>[AaPp][Mm]))?$")
 
 

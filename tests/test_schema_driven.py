@@ -185,6 +185,8 @@ def test_units_come_from_the_description_in_order_and_a_rate_is_said_bare():
 ])
 def test_the_head_word_of_a_compound_name_decides_what_it_names(name, description, sem):
     assert classify(name, {"type": "string", "description": description}, {}).sem == sem
+    # a format says more than a name: a `user_id` that is a uuid stays one
+    assert classify("user_id", {"type": "string", "format": "uuid"}, {}).sem == "uuid"
 
 
 def test_list_items_with_commas_are_kept_apart_by_semicolons():

@@ -221,7 +221,8 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
         kind.unit = _unit_words(ws, words_of(desc))
     elif (t == "string" or t is None) and asks_comma_separated(s):
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
-        kind.items = classify(_singular(name), {"type": "string", "description": COMMA_SEPARATED.sub("", desc)}, root, depth + 1)
+        kind.items = classify(_singular(name), {"type": "string", "description": COMMA_SEPARATED.sub("", desc)},
+                              root, depth + 1)
     elif t == "string" or t is None:
         fmt = s.get("format", "")
         kind.sem = {"date": "date", "date-time": "datetime", "time": "time", "email": "email", "uri": "url",
@@ -229,9 +230,10 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
         if not kind.sem:
             kind.sem = _sem_from_words(set(ws)) or ("date" if "yyyy" in desc.lower() else "") \
                 or ("time" if asks_24h_time({"description": desc}) else "") or _sem_from_words(dws, description=True) or "generic"
-        # the last word of a compound name is its head: "event_id", "student_id" name an identifier
-        if len(ws) > 1 and ws[-1] == "id":
-            kind.sem = "id"
+            # the last word of a compound name is its head: "event_id", "student_id" name an identifier
+            # (a schema's format still wins: a `user_id` of format uuid is a uuid)
+            if len(ws) > 1 and ws[-1] == "id":
+                kind.sem = "id"
         if ws == ["name"] and kind.sem == "person":       # "Playlist name": a name, but not a person's
             other = _sem_from_words(dws, description=True)
             kind.sem = other if other and other != "person" else ("title" if dws - {"name", "full", "the", "of"} and
