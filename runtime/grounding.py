@@ -10,7 +10,8 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
 - a **required** argument whose value is not stated withdraws the whole call (the engine then decodes
   the turn again from before the call, with calls blocked: the model answers in words);
 - an **optional** argument whose value is not stated is dropped from the call (the tool's default
-  applies).
+  applies), and so is an optional enum member or boolean that the user's words do not name in any way
+  (runtime/choices.py: `connector="Type 2"` for "charging stations in Orlando").
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -54,11 +55,13 @@ same date written another way ("January 2, 2027"), the one stated date sharing i
 day ("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
 request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum
 member the request does not say gives way to the one other member it says ("start a return, too large
-reason": "damaged" -> "too large"), and a list written into a parameter described as comma-separated is
-joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it). A country parameter (named or described
-so, not a code or a place qualified by its country) holding a word the request does not say takes the
-one word of the request that opens with the same four letters ("Portuguese" or "Porto" for a request
-that says "Portugal"). A request with no clock time is left to the model, and so is a reading the tool's
+reason": "damaged" -> "too large"), a list written into a parameter described as comma-separated is
+joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it), and an arithmetic expression is written
+with the spacing its description's example shows, in digits ("sqrt(36)*30" -> "sqrt(36) * 30" and
+"twenty-four / six" -> "24 / 6" for "e.g. 15 * 23 + 47"). A country parameter (named or described so,
+not a code or a place qualified by its country) holding a word the request does not say takes the one
+word of the request that opens with the same four letters ("Portuguese" or "Porto" for a request that
+says "Portugal"). A request with no clock time is left to the model, and so is a reading the tool's
 schema refuses (an hour limited to 1-12 beside an AM/PM enum). The 135M demo adapter writes a wrong hour
 for one alarm in three after 288 CPU steps ("4:45 a.m." -> 19), and such a call was withdrawn, so the
 model declined a request its tools serve. Measured on one adapter (stop 26's default), off -> on:
@@ -81,9 +84,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, twelve_hour_form
+from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, spaced_arithmetic_form,
+                             twelve_hour_form, write_arithmetic)
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
+from .choices import unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?|\.\d+")
@@ -382,8 +387,9 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
     parameter of the tool has that member), becomes that one ("too large reason" -> "too large", not
     "damaged"); a list written into a comma-separated string parameter is joined the schema's way
     ("KO & BAC" -> "KO,BAC"); a country parameter holding a word the request does not say takes the one
-    word of the request that opens with the same four letters ("Portuguese" / "Porto" -> "Portugal").
-    key -> the value read; empty where nothing changes."""
+    word of the request that opens with the same four letters ("Portuguese" / "Porto" -> "Portugal"); an
+    arithmetic expression is spaced as the schema's example shows ("12*669*639" -> "12 * 669 * 639",
+    "twenty-four / six" -> "24 / 6"). key -> the value read; empty where nothing changes."""
     out: dict[str, Any] = {}
     said_last = stated.said[-1] if stated.said else ""
     request = said_last.lower()
@@ -406,6 +412,12 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
             if len(words) == 1:
                 word = words.pop()
                 out[key] = word if word[0].isupper() else word.capitalize()
+        power = spaced_arithmetic_form(tool.properties.get(key))
+        if isinstance(value, str) and power is not None:
+            # "12*669*639" / "twenty-four / six" where the schema shows "15 * 23 + 47"
+            written = write_arithmetic(value, power) or write_arithmetic(digitize(value), power)
+            if written and written != value:
+                out[key] = written
         if isinstance(value, str) and asks_comma_separated(tool.properties.get(key)):
             items = [i.strip() for i in _LIST_JOINS.split(value)]
             joined = ",".join(items)
@@ -506,6 +518,8 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
             if span is not None and not unstated(span, spec, stated) and \
                     len(tool.validation_errors({**arguments, key: span})) <= len(tool.validation_errors(arguments)):
                 copied[key], value, missing = value, span, False
+        if not missing and unasked_choice(key, value, tool, stated.said or [stated.text]):
+            missing = True                    # an optional choice no one asked for (runtime/choices.py)
         if not missing:
             kept[key] = value
         elif key in tool.required:

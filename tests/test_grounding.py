@@ -73,8 +73,10 @@ def test_an_unstated_optional_value_is_dropped_and_the_call_stands():
 
 
 def test_enums_booleans_and_unoffered_tools_are_not_judged():
+    # the choices are the schema's: a request that names them keeps them, whatever words it uses
+    # (one that names them not at all loses them: tests/test_choices.py)
     call = ToolCall("loan", {"amount": 1000, "years": 5, "currency": "EUR", "insured": True})
-    assert ground_call(call, [TOOL], said("a five year loan of 1000")).call == call
+    assert ground_call(call, [TOOL], said("a five year loan of 1000 in euros, with insurance")).call == call
     stray = ToolCall("other", {"x": 123})
     assert ground_call(stray, [TOOL], said("nothing here")).call == stray
 
@@ -363,3 +365,34 @@ def test_a_country_the_request_names_replaces_a_word_it_does_not_say(text, key, 
     assert g.call is not None and g.call.arguments["location"] != "Portimao"      # a qualified place: not read
     g = ground_call(ToolCall("compute_tax", {"income": 1617, "country": "Portugal", key: written}), [TAX], request(text))
     assert g.call is not None and g.call.arguments[key] == read
+
+
+CALC = Tool("calculate", "Evaluate an arithmetic expression", {"type": "object", "properties": {"expression": {
+    "type": "string", "description": "Arithmetic expression, e.g. 15 * 23 + 47 or sqrt(144) + 2**3"}},
+    "required": ["expression"]})
+
+
+@pytest.mark.parametrize("text, written, read", [
+    ("what is 12*669*639", "12*669*639", "12 * 669 * 639"),
+    ("quickly calculate sqrt(36)*30", "sqrt(36)*30", "sqrt(36) * 30"),
+    ("work out 15 x 23", "15 x 23", "15 * 23"),
+    ("how much is twenty-four divided by six", "twenty-four / six", "24 / 6"),
+    ("what is 7 cubed", "7 ** 3", "7**3"),                        # a power as the example writes it
+    ("work out -4+(2*3)", "-4+(2*3)", "-4 + (2 * 3)"),             # a sign stays on its number
+    ("12 * 669 * 639 please", "12 * 669 * 639", "12 * 669 * 639"),
+    ("the square root of 81 times 6", "the square root of 81 * 6", "the square root of 81 * 6"),   # words: left
+])
+def test_an_arithmetic_expression_is_spaced_as_the_schemas_example(text, written, read):
+    g = ground_call(ToolCall("calculate", {"expression": written}), [CALC], request(text))
+    assert g.call is not None and g.call.arguments["expression"] == read
+
+
+@pytest.mark.parametrize("description, form", [
+    ("Arithmetic expression, e.g. 15 * 23 + 47 or sqrt(144) + 2**3", "**"),
+    ("Math expression such as (2 + 3) ** 2", " ** "),
+    ("Math expression such as 2+3", None),                  # an unspaced example: the model's spacing stays
+    ("A note, e.g. 2 - 3 apples", None),                    # not an expression
+])
+def test_the_arithmetic_form_is_read_from_the_description(description, form):
+    from toolcore.schema import spaced_arithmetic_form
+    assert spaced_arithmetic_form({"type": "string", "description": description}) == form

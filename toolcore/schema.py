@@ -171,6 +171,68 @@ def asks_comma_separated(spec: Any) -> bool:
         and bool(COMMA_SEPARATED.search(str(spec.get("description") or "")))
 
 
+# an arithmetic example in a description: "Arithmetic expression, e.g. 15 * 23 + 47 or sqrt(144) + 2**3"
+_SPACED_EXAMPLE = re.compile(r"[\d)]\s[-+*/]\s[\d(a-z]")
+_POWER_EXAMPLE = re.compile(r"[\d)](\s?)\*\*\s?\d")
+_ARITHMETIC_TOKEN = re.compile(r"\s*(\d+(?:\.\d+)?|[A-Za-z_]\w*|\*\*|[-+*/%(),])")
+_CONSTANTS = {"pi", "e", "tau"}
+_TIMES_SIGN = re.compile(r"(?<=[\d)])\s*[x×]\s*(?=[\d(])")
+
+
+def spaced_arithmetic_form(spec: Any) -> str | None:
+    """How a string parameter whose description shows a spaced arithmetic example writes a power:
+    "**" or " ** " (binary + - * / are spaced either way); None for a parameter that shows none."""
+    if not isinstance(spec, Mapping) or spec.get("type", "string") != "string" or "enum" in spec:
+        return None
+    text = str(spec.get("description") or "")
+    if "expression" not in text.lower() or not _SPACED_EXAMPLE.search(text):
+        return None
+    power = _POWER_EXAMPLE.search(text)
+    return " ** " if power and power[1] else "**"
+
+
+def write_arithmetic(value: str, power: str = "**") -> str | None:
+    """`value` with one space around each binary + - * / and `power` for "**" ("12*669*639" ->
+    "12 * 669 * 639", "15 x 23" -> "15 * 23", "sqrt(36)*30" -> "sqrt(36) * 30"); None when it holds
+    anything but numbers, names, operators, brackets and commas."""
+    text = _TIMES_SIGN.sub("*", value.strip())
+    tokens, at = [], 0
+    while at < len(text):
+        m = _ARITHMETIC_TOKEN.match(text, at)
+        if m is None:
+            return None
+        tokens.append(m[1])
+        at = m.end()
+    if not any(t[0].isdigit() for t in tokens):
+        return None
+
+    def is_name(k: int) -> bool:
+        return tokens[k][0].isalpha() or tokens[k][0] == "_"
+
+    def is_function(k: int) -> bool:
+        return is_name(k) and tokens[k + 1:k + 2] == ["("]
+
+    # what may close an operand: a number, ")", a constant ("pi"); a function's name opens one
+    ends = [t[0].isdigit() or t == ")" or (is_name(k) and not is_function(k)) for k, t in enumerate(tokens)]
+    for k, tok in enumerate(tokens):
+        if is_name(k) and not is_function(k) and tok.lower() not in _CONSTANTS:
+            return None                       # a word, not a function or a constant: not arithmetic
+        if k and ends[k - 1] and (tok[0].isdigit() or is_name(k) or tok == "("):
+            return None                       # two operands side by side ("81 6", "2 (3)")
+    out = ""
+    for k, tok in enumerate(tokens):
+        binary = k > 0 and ends[k - 1]
+        if tok == "**":
+            out += power
+        elif tok in {"+", "-", "*", "/", "%"} and binary:
+            out += f" {tok} "
+        elif tok == ",":
+            out += ", "
+        else:
+            out += tok
+    return out
+
+
 def asks_iso_date(spec: Any) -> bool:
     """A string parameter that takes an ISO date: `format: date`, or a description that says YYYY-MM-DD.
     The runtime reads such values from the dates a request states (runtime/grounding.py)."""

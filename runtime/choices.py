@@ -1,0 +1,75 @@
+"""Optional choices no one asked for: an optional enum member or boolean that the user's words do not name.
+
+Grounding (runtime/grounding.py) judges the values a user says (strings, numbers) and leaves enum members
+and booleans to the schema, since "in Fahrenheit" or "open now" carries them only by meaning. That leaves
+one guess unchecked: a tuned model pads a call with optional choices nobody asked for (`connector: "Type
+2"` for "find charging stations in Orlando", `include_volume: true` for "stock quotes for KO",
+`filing_status: "married"` for a tax question that says nothing of it). The tool's default is what such
+a request means, so the argument is dropped, as an unsaid optional string already is.
+
+An optional choice is named when the user's words say, loosely (the first four letters of a word of four
+or more, a word of three opening one of theirs: "EUR" in "euros", a shorter word or a number whole):
+- a word of the enum member ("imperial", "Tesla", "hi"), or
+- a word of the parameter's name ("open_now" -> "open", "now"; "includeVolume" -> "volume"), or
+- a word of its description that the tool's own name and description do not also use ("Include trading
+  volume" -> "trading", "volume"; not "pharmacies" for find_pharmacy's "Only pharmacies open now").
+It is deliberately lenient: a choice whose words the user says in any sense is kept, because dropping a
+right choice loses what the user asked for, and a wrong one kept is left as the model wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from toolcore.schema import Tool
+
+_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# description words that say how a parameter works, not what it is about
+_HOW_WORDS = {
+    "whether", "include", "includes", "including", "only", "with", "without", "from", "that", "this", "these",
+    "those", "default", "defaults", "optional", "value", "values", "return", "returns", "should", "will", "when",
+    "which", "given", "true", "false", "enable", "enabled", "disable", "flag", "option", "options", "results",
+    "result", "type", "kind", "mode", "format", "level", "setting", "also", "each", "more", "less", "than",
+    "into", "what", "their", "there", "them", "they", "your", "used", "using", "user", "must", "can", "may",
+    "the", "and", "for", "not", "use", "one", "all", "any", "per", "set", "its", "are", "has", "have",
+}
+
+
+def words(text: str) -> list[str]:
+    """The lowercased words of a name or phrase ("includeVolume" / "open_now" / "Type 2" split apart)."""
+    return [t.lower() for t in _TOKEN.findall(text or "")]
+
+
+def _said(word: str, said: set[str], prefixes: set[str]) -> bool:
+    if len(word) >= 4:
+        return word[:4] in prefixes
+    if len(word) == 3 and not word.isdigit():       # "EUR" for "euros"
+        return any(w.startswith(word) for w in said)
+    return word in said
+
+
+def names_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) -> bool:
+    """Whether the user's texts name optional parameter `key` of `tool` or its value (module docstring)."""
+    said = set(words(" ".join(said_texts)))
+    prefixes = {w[:4] for w in said if len(w) >= 4}
+    spec = tool.properties.get(key) or {}
+    # a name's single letters and digits say nothing (the masked names data_gen makes: "p_4z0")
+    candidates = {w for w in words(key) if len(w) > 1 and not w.isdigit()}
+    if isinstance(value, str):                # a member's number does ("Type 2")
+        candidates |= {w for w in words(value) if len(w) > 1 or w.isdigit()}
+    about_tool = set(words(tool.name)) | set(words(tool.description))
+    candidates |= {w for w in words(str(spec.get("description") or ""))
+                   if len(w) > 1 and not w.isdigit() and w not in _HOW_WORDS and w not in about_tool}
+    return any(_said(w, said, prefixes) for w in candidates)
+
+
+def unasked_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) -> bool:
+    """True for an optional enum member or boolean of `tool` that the user's texts do not name."""
+    spec = tool.properties.get(key)
+    if key in tool.required or not isinstance(spec, dict):
+        return False
+    is_member = isinstance(spec.get("enum"), list) and value in spec["enum"]
+    if not (is_member or isinstance(value, bool)):
+        return False
+    return not names_choice(key, value, tool, said_texts)
