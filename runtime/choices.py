@@ -26,7 +26,7 @@ from toolcore.schema import Tool
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # description words that say how a parameter works, not what it is about
-_HOW_WORDS = {
+HOW_WORDS = {
     "whether", "include", "includes", "including", "only", "with", "without", "from", "that", "this", "these",
     "those", "default", "defaults", "optional", "value", "values", "return", "returns", "should", "will", "when",
     "which", "given", "true", "false", "enable", "enabled", "disable", "flag", "option", "options", "results",
@@ -60,7 +60,7 @@ def names_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) ->
         candidates |= {w for w in words(value) if len(w) > 1 or w.isdigit()}
     about_tool = set(words(tool.name)) | set(words(tool.description))
     candidates |= {w for w in words(str(spec.get("description") or ""))
-                   if len(w) > 1 and not w.isdigit() and w not in _HOW_WORDS and w not in about_tool}
+                   if len(w) > 1 and not w.isdigit() and w not in HOW_WORDS and w not in about_tool}
     return any(_said(w, said, prefixes) for w in candidates)
 
 

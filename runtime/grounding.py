@@ -58,7 +58,9 @@ member the request does not say gives way to the one other member it says ("star
 reason": "damaged" -> "too large"), a list written into a parameter described as comma-separated is
 joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it), and an arithmetic expression is written
 with the spacing its description's example shows, in digits ("sqrt(36)*30" -> "sqrt(36) * 30" and
-"twenty-four / six" -> "24 / 6" for "e.g. 15 * 23 + 47"). A country parameter (named or described so,
+"twenty-four / six" -> "24 / 6" for "e.g. 15 * 23 + 47"). Two look-alike values of a call that the
+request pairs the other way round with its parameters' names are swapped back (runtime/pairing.py:
+"destination country Poland, passport country Finland"). A country parameter (named or described so,
 not a code or a place qualified by its country) holding a word the request does not say takes the one
 word of the request that opens with the same four letters ("Portuguese" or "Porto" for a request that
 says "Portugal"). A request with no clock time is left to the model, and so is a reading the tool's
@@ -90,6 +92,7 @@ from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
 from .choices import unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
+from .pairing import read_pairs
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e-?\d+)?|\.\d+")
 # quantity words that name a number but are not number words to the symbolic reader
@@ -502,6 +505,10 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
     readings = {**read_times(call.arguments, tool, stated), **read_said_forms(call.arguments, tool, stated)} \
         if read else {}
     arguments = {**call.arguments, **readings}
+    if read and stated.said:                  # two values the request pairs the other way round
+        pairs = read_pairs(arguments, tool, digitize(stated.said[-1]))
+        arguments.update(pairs)
+        readings.update(pairs)
     for key, value in arguments.items():
         spec = tool.properties.get(key) or {}
         if judged(value, spec):
