@@ -77,6 +77,33 @@ def test_label_mask_never_covers_images_or_crops(setup):
     assert all(labels[i] == -100 for i in range(first))   # the prompt (question image included) is never learned
 
 
+def test_trained_tool_left_out_of_the_prompt(setup):
+    """family.describe_trained=false: the prompt is the image and the question (the design's
+    use_tool_descriptions=False); a described tool is still listed. Training and eval render alike."""
+    from runtime.models.ovis import OvisModel
+    from train.config import FamilyConfig, TrainConfig
+    from train.ovis.data import encode_row
+
+    root, ds, _ = setup
+    model = OvisModel(str(root / "base"), adapter=str(root / "run" / "adapter"), dtype="float32", max_new_tokens=4,
+                      family={"name": "ovis2_5", "path": str(root / "base"), "describe_trained": False})
+    assert model.describe_trained is False
+    row = ds["train"][0]
+    listed, _, _ = encode_row(row, model.tok, model.adapter)
+    bare, labels, _ = encode_row(row, model.tok, model.adapter, describe_trained=False)
+    assert "Tools:" in model.tok.decode(listed) and "Tools:" not in model.tok.decode(bare)
+    assert model.tok.decode(bare).startswith("<|im_start|>user")
+    assert [t for t in labels if t != -100] == [t for t in encode_row(row, model.tok, model.adapter)[1] if t != -100]
+    outline = dict(json.loads(row["tools"])[0], name="outline",
+                   description="Draw a rectangle. Usage: <tool_call>Outline [x1,y1,x2,y2]</tool_call>")
+    described = encode_row(dict(row, tools=json.dumps(json.loads(row["tools"]) + [outline])), model.tok, model.adapter,
+                           describe_trained=False)[0]
+    assert "Outline" in model.tok.decode(described) and "Crop:" not in model.tok.decode(described)
+    assert OvisModel(str(root / "base"), dtype="float32", family={"name": "ovis2_5"}).describe_trained is True
+    with pytest.raises(ToolkitError, match="family.vision_lora_targets"):
+        TrainConfig(family=FamilyConfig(describe_trained=False))
+
+
 def test_lora_trains_and_saves(setup):
     root, _, metrics = setup
     losses = [h["loss"] for h in metrics["loss_history"]]

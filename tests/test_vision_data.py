@@ -131,3 +131,46 @@ def test_preview_renders_in_headless_chromium(built, tmp_path):
     loaded = re.search(r'data-images-loaded="(\d+)"', dom)
     assert total and int(total.group(1)) >= 3 and loaded and loaded.group(1) == total.group(1)
     assert "tool_call" in dom
+
+
+def test_tag_texts_and_plate_padding(tmp_path):
+    from data_gen.vision.draw import scene
+
+    cfg = small(tmp_path, texts=["digit"], tag_padding=[12, 12], text_px=[9, 9])
+    for k in range(6):
+        sc = scene(cfg, "train", k)
+        for t in sc.tags:
+            assert re.fullmatch(r"\d", t.text), t.text
+            w, h = t.box[2] - t.box[0], t.box[3] - t.box[1]
+            assert w >= 24 + 4 and h >= 24 + 6, (w, h)      # the text inside a 12 px plate on every side
+    # the default mix is the one the data was drawn with before these knobs existed
+    a, _ = make_example(small(tmp_path), "train", 5)
+    b, _ = make_example(small(tmp_path, texts=["number", "price", "word"], tag_padding=None), "train", 5)
+    assert a["image"].tobytes() == b["image"].tobytes()
+    for bad in (dict(texts=["emoji"]), dict(texts=[]), dict(tag_padding=[5, 2]), dict(tag_padding=[0, 3])):
+        with pytest.raises(ToolkitError) as e:
+            small(tmp_path, **bad)
+        assert e.value.field == next(iter(bad))
+
+
+def test_crop_iou_is_taken_against_the_taught_box():
+    from toolcore.vision_metric import crop_scores, reference_boxes
+
+    tag = [40, 40, 60, 59]                     # a 20x19 tag; its taught crop has a 4 px margin
+    taught = [36, 36, 64, 63]
+    assert reference_boxes([{"name": "crop", "arguments": {"bbox": taught}}]) == [taught]
+    exact = crop_scores([taught], [tag], [taught])
+    assert exact["iou"] == 1.0 and exact["crops_containing_target"] == 1
+    # against the tag itself the taught crop would score about half
+    assert 0.49 < crop_scores([taught], [tag])["iou"] < 0.51
+    # a crop a few pixels off still overlaps; a crop cutting the tag does not contain it
+    off = crop_scores([[40, 38, 68, 65]], [tag], [taught])
+    assert 0.6 < off["iou"] < 0.8 and off["crops_containing_target"] == 1
+    cut = crop_scores([[50, 36, 78, 63]], [tag], [taught])
+    assert cut["crops_containing_target"] == 0
+    # two targets, boxes in the other order: each paired with the one that overlaps it
+    two = crop_scores([[0, 0, 10, 10], taught], [tag, [2, 2, 8, 8]], [taught, [0, 0, 10, 10]])
+    assert two["iou"] == 1.0 and two["crops_containing_target"] == 2
+    assert crop_scores([], [tag], [taught])["iou"] == 0.0
+    with pytest.raises(ValueError):
+        crop_scores([taught], [tag], [])

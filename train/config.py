@@ -46,6 +46,10 @@ class FamilyConfig:
     vision_lora_targets: str = ""
     # ovis only: train the visual embedding table in full (saved with the adapter)
     train_visual_embeddings: bool = False
+    # ovis only: list the trained Crop tool in the prompt's tool list. false: the design's
+    # use_tool_descriptions=False, the prompt is the image and the question (the model knows the tool from
+    # training; described tools are still listed). Training and `eval model=ovis2_5` both read it.
+    describe_trained: bool = True
 
 
 @dataclass
@@ -178,9 +182,10 @@ class TrainConfig:
                        "set family.dtype=float32 (or bfloat16)")
         if self.family.kind not in ("causal_lm", "lfm2_audio", "ovis"):
             raise _bad("family.kind", f"unknown kind {self.family.kind!r}", "use causal_lm, lfm2_audio or ovis")
-        if self.family.kind != "ovis" and (self.family.vision_lora_targets or self.family.train_visual_embeddings):
+        if self.family.kind != "ovis" and (self.family.vision_lora_targets or self.family.train_visual_embeddings
+                                           or not self.family.describe_trained):
             raise _bad("family.vision_lora_targets", "vision settings apply to family.kind=ovis only",
-                       "leave vision_lora_targets empty and train_visual_embeddings false")
+                       "leave vision_lora_targets empty, train_visual_embeddings false, describe_trained true")
         if min(self.training.text_loss_weight, self.training.audio_loss_weight) < 0 or \
                 self.training.text_loss_weight == self.training.audio_loss_weight == 0:
             raise _bad("training.text_loss_weight", "loss weights must be >= 0 and not both 0",

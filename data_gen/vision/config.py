@@ -10,6 +10,7 @@ from toolcore.errors import ToolkitError
 
 WHERE = "configs/vision.yaml"
 KINDS = ("zoom", "two_crops", "no_crop", "described")
+TEXT_KINDS = ("number", "price", "word", "digit")
 
 
 @dataclass
@@ -34,6 +35,12 @@ class VisionConfig:
     tags: list[int] = field(default_factory=lambda: [1, 3])
     # text height on the tags in pixels [min, max]: small, so that reading it needs a crop
     text_px: list[int] = field(default_factory=lambda: [9, 14])
+    # what the tags say, drawn with equal chance per kind: number (0-99), price ($1-$99), word (SALE, EXIT...),
+    # digit (0-9: ten answers, the easiest reading)
+    texts: list[str] = field(default_factory=lambda: ["number", "price", "word"])
+    # pixels of plate around a tag's text [min, max]; null: half the text height, at least 3. A wide plate
+    # with small text is a sign: easy to find in the whole image, its text readable only in a crop
+    tag_padding: list[int] | None = None
     # distractor shapes per image [min, max]
     distractors: list[int] = field(default_factory=lambda: [2, 8])
     # background clutter: strokes per 10,000 pixels
@@ -73,6 +80,10 @@ class VisionConfig:
             v = getattr(self, name)
             if len(v) != 2 or v[0] > v[1] or v[0] < 0:
                 raise bad(name, "give [min, max] with 0 <= min <= max")
+        if self.tag_padding is not None and (len(self.tag_padding) != 2 or not 1 <= self.tag_padding[0] <= self.tag_padding[1]):
+            raise bad("tag_padding", "give [min, max] with 1 <= min <= max, or null")
+        if not self.texts or set(self.texts) - set(TEXT_KINDS):
+            raise bad("texts", f"tag texts are some of {', '.join(TEXT_KINDS)}", "e.g. texts=[number,word]")
         if self.tags[0] < 1:
             raise bad("tags", "every image needs at least one tag (the zoom target)")
         if self.kinds.get("two_crops", 0) > 0 and self.tags[1] < 2:

@@ -41,12 +41,18 @@ def font(px: int) -> ImageFont.FreeTypeFont:
     return ImageFont.load_default(size=px)
 
 
-def tag_text(rng: random.Random) -> str:
-    kind = rng.random()
-    if kind < 0.4:
+def tag_text(rng: random.Random, kinds: list[str] | None = None) -> str:
+    if not kinds or list(kinds) == ["number", "price", "word"]:
+        r = rng.random()        # the default mix, 40/30/30 (the draws the default data was made with)
+        kind = "number" if r < 0.4 else "price" if r < 0.7 else "word"
+    else:
+        kind = rng.choice(list(kinds))
+    if kind == "number":
         return str(rng.randint(0, 99))
-    if kind < 0.7:
+    if kind == "price":
         return f"${rng.randint(1, 99)}"
+    if kind == "digit":
+        return str(rng.randint(0, 9))
     return rng.choice(WORDS)
 
 
@@ -89,9 +95,10 @@ def scene(cfg: VisionConfig, split: str, index: int) -> Scene:
     placed = [big]
     for color in colors:
         px = rng.randint(cfg.text_px[0], cfg.text_px[1])
-        text = tag_text(rng)
+        text = tag_text(rng, cfg.texts)
         tw, th = d.textbbox((0, 0), text, font=font(px))[2:]
-        tw_box, th_box = tw + 2 * max(3, px // 2), th + 2 * max(3, px // 2)
+        pad = max(3, px // 2) if cfg.tag_padding is None else rng.randint(*cfg.tag_padding)
+        tw_box, th_box = tw + 2 * pad, th + 2 * pad
         for _ in range(40):
             x, y = rng.randint(0, w - tw_box - 1), rng.randint(0, h - th_box - 1)
             box = [x, y, x + tw_box, y + th_box]

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
 from toolcore.suites import Case
-from toolcore.vision_metric import answer_correct, crop_scores
+from toolcore.vision_metric import answer_correct, box_calls, crop_scores, reference_boxes
 
 from .base import Prediction
 
@@ -28,7 +28,7 @@ class OvisModel:
     def __init__(self, path: str | None = None, name: str = "ovis2_5", adapter: str | None = None,
                  dtype: str | None = None, device: str = "auto", trust_remote_code: bool = False, family: Any = None, max_new_tokens: int = 64, max_tool_calls: int = 3,
                  tool_timeout_s: float = 15.0, batch_size: int = 8, feed: str = "tool",
-                 describe_trained: bool = True, described_tools: Sequence[dict] = (), thumbnails: bool = True):
+                 describe_trained: bool | None = None, described_tools: Sequence[dict] = (), thumbnails: bool = True):
         if feed not in ("tool", "full"):
             raise ToolkitError(f"unknown feed {feed!r}", field="model.feed", fix="use tool (crops) or full (no zoom)")
         from runtime.ovis.adapter import adapter_for, load_ovis
@@ -51,8 +51,11 @@ class OvisModel:
             self.model = PeftModel.from_pretrained(self.model, adapter)
         self.model.to(device).eval()
         self.adapter = adapter_for(self.model, self.tok)
+        if describe_trained is None:        # the family's (training rendered its prompts that way)
+            describe_trained = bool((family or {}).get("describe_trained", True))
+        self.describe_trained = describe_trained
         self.kw = dict(max_new_tokens=max_new_tokens, max_tool_calls=max_tool_calls, tool_timeout_s=tool_timeout_s,
-                       describe_trained=describe_trained, feed=feed)
+                       feed=feed)
         self.batch_size, self.feed, self.described, self.thumbnails = batch_size, feed, list(described_tools), thumbnails
 
     def _image(self, case: Case):
@@ -81,7 +84,8 @@ class OvisModel:
                 for d in ToolSet.from_descriptions(self.described, with_crop=False).tools.values():
                     ts.register(d)
                 msgs = [m.to_dict() for m in c.conversation.messages]
-                prompts.append((pieces(msgs, ts, lambda ref, im=image: im, add_generation_prompt=True), image))
+                prompts.append((pieces(msgs, ts, lambda ref, im=image: im, add_generation_prompt=True,
+                                       describe_trained=self.describe_trained), image))
                 images.append(image)
             loop = CropLoop(self.model, self.tok, self.adapter, toolset=ts, **self.kw)
             t0 = time.perf_counter()
@@ -95,10 +99,14 @@ class OvisModel:
     def _facts(self, case: Case, r: Any, image: Any) -> dict[str, Any]:
         targets = json.loads(case.raw["target_boxes"]) if isinstance(case.raw.get("target_boxes"), str) \
             else case.raw.get("target_boxes") or []
-        boxes = [c.arguments["bbox"] for c in r.calls if c.name == "crop" and "bbox" in c.arguments]
+        # boxes of the tools the case expects (crop, or a described box tool such as Outline), scored
+        # against the boxes those expected calls hold (the taught crop: the target plus its margin)
+        refs = reference_boxes([c.to_dict() for c in case.expected_calls])
+        boxes = box_calls(r.calls, {c.name for c in case.expected_calls} or {"crop"})
         answer = r.text.rsplit("</tool_call>", 1)[-1].strip()
         expected = str(case.raw.get("answer", ""))
-        facts = {"target_boxes": targets, "pred_boxes": boxes, **crop_scores(boxes, targets), "answer": answer,
+        scores = crop_scores(boxes, targets, refs if len(refs) == len(targets) else None)
+        facts = {"target_boxes": targets, "reference_boxes": refs, "pred_boxes": boxes, **scores, "answer": answer,
                  "expected_answer": expected, "answer_correct": answer_correct(answer, expected), "feed": self.feed}
         if self.thumbnails:
             from PIL import ImageDraw

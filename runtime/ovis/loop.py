@@ -47,12 +47,11 @@ class _Row:
 class CropLoop:
     def __init__(self, model: Any, tokenizer: Any, adapter: Any, *, toolset: ToolSet | None = None,
                  max_new_tokens: int = 64, max_tool_calls: int = 3, tool_timeout_s: float | None = 5.0,
-                 describe_trained: bool = True, feed: str = "tool",
+                 feed: str = "tool",
                  on_text: Callable[[int, str], None] | None = None, on_event: Callable[[int, dict], None] | None = None):
         self.model, self.tok, self.adapter = model, tokenizer, adapter
         self.toolset = toolset or ToolSet()
         self.max_new_tokens, self.max_tool_calls, self.timeout = max_new_tokens, max_tool_calls, tool_timeout_s
-        self.describe_trained = describe_trained
         # "tool": feed what the tool returns; "full": feed the whole image instead of any crop (the
         # no-zoom ablation: same model, same calls, no extra detail)
         self.feed = feed

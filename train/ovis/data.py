@@ -12,21 +12,26 @@ from runtime.ovis.chat import encode, pieces, row_resolver
 from runtime.ovis.tools import toolset_from_schemas
 
 
-def encode_row(row: dict[str, Any], tokenizer: Any, adapter: Any) -> tuple[list[int], list[int], list[Any]]:
+def encode_row(row: dict[str, Any], tokenizer: Any, adapter: Any, describe_trained: bool = True
+               ) -> tuple[list[int], list[int], list[Any]]:
+    """describe_trained=False leaves the trained Crop tool out of the prompt's tool list (the design's
+    use_tool_descriptions=False: the model knows it from training); described tools are always listed."""
     ts = toolset_from_schemas(json.loads(row["tools"]))
-    return encode(pieces(json.loads(row["messages"]), ts, row_resolver(row)), tokenizer, adapter)
+    return encode(pieces(json.loads(row["messages"]), ts, row_resolver(row), describe_trained=describe_trained),
+                  tokenizer, adapter)
 
 
 class OvisCollator:
-    def __init__(self, tokenizer: Any, adapter: Any, max_length: int):
+    def __init__(self, tokenizer: Any, adapter: Any, max_length: int, describe_trained: bool = True):
         self.tok, self.adapter, self.max_length = tokenizer, adapter, max_length
+        self.describe_trained = describe_trained
         self.pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.dropped = 0
 
     def __call__(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         import torch
 
-        encoded = [encode_row(r, self.tok, self.adapter) for r in rows]
+        encoded = [encode_row(r, self.tok, self.adapter, self.describe_trained) for r in rows]
         kept = [e for e in encoded if len(e[0]) <= self.max_length] or [min(encoded, key=lambda e: len(e[0]))]
         self.dropped += len(encoded) - len(kept)
         width = max(len(e[0]) for e in kept)

@@ -68,7 +68,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         raise ToolkitError("LoRA matched no module", field="family.lora_targets",
                            fix=r"anchor the regex on the LLM layers, e.g. .*language_model\.layers\.\d+\.self_attn\.q_proj")
     cuda = torch.cuda.is_available()
-    collator = OvisCollator(tok, adapter, cfg.data.max_length)
+    collator = OvisCollator(tok, adapter, cfg.data.max_length, describe_trained=cfg.family.describe_trained)
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"), per_device_train_batch_size=t.batch_size,
         gradient_accumulation_steps=t.grad_accum, learning_rate=t.learning_rate, num_train_epochs=t.epochs,

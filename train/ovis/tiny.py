@@ -32,7 +32,8 @@ def tiny_vision_tokenizer(texts: Iterable[str], vocab_size: int = 400):
 
 
 def tiny_ovis2(tokenizer, *, seed: int = 0, hidden: int = 64, layers: int = 2, image_size: int = 32,
-               patch_size: int = 8, vision_hidden: int = 32, vision_layers: int = 1, visual_vocab: int = 64):
+               patch_size: int = 8, vision_hidden: int = 32, vision_layers: int = 1, visual_vocab: int = 64,
+               hidden_stride: int = 1, initializer_range: float = 0.02):
     import torch
     from transformers import Ovis2Config, Ovis2ForConditionalGeneration
 
@@ -44,11 +45,15 @@ def tiny_ovis2(tokenizer, *, seed: int = 0, hidden: int = 64, layers: int = 2, i
                      "num_key_value_heads": 2, "max_position_embeddings": 2048, "tie_word_embeddings": True},
         vision_config={"hidden_size": vision_hidden, "intermediate_size": vision_hidden * 2,
                        "num_hidden_layers": vision_layers, "num_attention_heads": 2, "image_size": image_size,
-                       "patch_size": patch_size, "vocab_size": visual_vocab, "hidden_stride": 1,
+                       "patch_size": patch_size, "vocab_size": visual_vocab, "hidden_stride": hidden_stride,
                        "num_visual_indicator_tokens": 5},
         image_token_id=ids["<IMG_ATOM>"],
         visual_indicator_token_ids=[ids[t] for t in ("<IMG_START>", "<IMG_GRID>", "<IMG_COL>", "<IMG_ROW>", "<IMG_END>")],
         vocab_size=len(tokenizer), hidden_size=hidden, tie_word_embeddings=True)
+    # transformers' N(0, 0.02) is scaled for hidden sizes in the thousands; a model this small trained from
+    # scratch sits on a plateau with it (benchmarks/prove_vision_learning.py: --init)
+    for c in (cfg, cfg.text_config, cfg.vision_config):
+        c.initializer_range = initializer_range
     return Ovis2ForConditionalGeneration(cfg).eval()
 
 
