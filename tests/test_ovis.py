@@ -191,3 +191,23 @@ def test_eval_with_crop_loop_and_vision_report(setup, tmp_path):
     assert v["target_boxes"] and v["feed"] == "tool" and "thumb_png" in v and "answer_correct" in v
     page = write_report([tmp_path / "tool", tmp_path / "full"], tmp_path / "report.html").read_text()
     assert page.count("vision: crops and answers") == 2 and page.count("class=vision-cases") == 2
+
+
+def test_proof_of_learning_script_runs(tmp_path):
+    """benchmarks/prove_vision_learning.py end to end in a few steps (its figures come from 15-minute runs,
+    README): data, the tiny model at the proof's settings, training, scoring through the live loop, the
+    curve, proof.json and the plot."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "prove_vision_learning.py"
+    spec = importlib.util.spec_from_file_location("prove_vision_learning", path)
+    proof = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(proof)
+    out = tmp_path / "proof"
+    result = proof.main(["--minutes", "5", "--max-steps", "4", "--train", "48", "--test", "6", "--evals", "2",
+                         "--out", str(out)])
+    assert result["steps"] == 4 and [c["step"] for c in result["curve"]] == [0, 2, 4]
+    assert set(result["after"]) >= {"iou_mean", "iou_at_0_5", "accuracy_with_crop", "accuracy_without_crop"}
+    assert result["curve"][-1]["samples_tool"] and "expected" in result["curve"][-1]["samples_tool"][0]
+    assert json.loads((out / "proof.json").read_text())["steps"] == 4 and (out / "curve.png").stat().st_size > 0
