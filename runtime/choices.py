@@ -15,6 +15,12 @@ or more, a word of three opening one of theirs: "EUR" in "euros", a shorter word
   volume" -> "trading", "volume"; not "pharmacies" for find_pharmacy's "Only pharmacies open now").
 It is deliberately lenient: a choice whose words the user says in any sense is kept, because dropping a
 right choice loses what the user asked for, and a wrong one kept is left as the model wrote it.
+
+The converse, strictly: an optional enum parameter the call leaves out gets the member the request names
+(`named_member`) when the request says exactly one of its members as whole words and also names the
+parameter by a word of its own (its name or description, not the member's): "local climate: dry" ->
+climate="dry", "the unit system being metric" -> units="metric". A member said alone ("in the US") or
+two members said ("imperial ... then metric": which call gets which is the model's to say) add nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ HOW_WORDS = {
     "into", "what", "their", "there", "them", "they", "your", "used", "using", "user", "must", "can", "may",
     "the", "and", "for", "not", "use", "one", "all", "any", "per", "set", "its", "are", "has", "have",
 }
+
+
+_PLAIN = {"none", "both", "other", "auto", "yes", "no", "every", "some"}
 
 
 def words(text: str) -> list[str]:
@@ -62,6 +71,31 @@ def names_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) ->
     candidates |= {w for w in words(str(spec.get("description") or ""))
                    if len(w) > 1 and not w.isdigit() and w not in HOW_WORDS and w not in about_tool}
     return any(_said(w, said, prefixes) for w in candidates)
+
+
+def _member_said(member: str, request: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(member.lower())}(?![\w-])", request) is not None
+
+
+def named_member(key: str, tool: Tool, request: str) -> str | None:
+    """The member of `tool`'s optional enum parameter `key` that `request` names together with the parameter
+    itself (module docstring), else None."""
+    spec = tool.properties.get(key)
+    if key in tool.required or not isinstance(spec, dict) or not isinstance(spec.get("enum"), list):
+        return None
+    # a member that is an everyday word of how things are said ("all", "value", "default") names nothing
+    members = [m for m in spec["enum"] if isinstance(m, str) and len(m) > 1 and m.lower() not in HOW_WORDS | _PLAIN]
+    request = request.lower()
+    said_members = [m for m in members if _member_said(m, request)]
+    if len(said_members) != 1:
+        return None
+    member_words = {w for m in members for w in words(m)}
+    said = set(words(request))
+    prefixes = {w[:4] for w in said if len(w) >= 4}
+    about_tool = set(words(tool.name)) | set(words(tool.description))
+    own = {w for w in words(key) + words(str(spec.get("description") or ""))
+           if len(w) > 2 and not w.isdigit() and w not in HOW_WORDS and w not in about_tool and w not in member_words}
+    return said_members[0] if any(_said(w, said, prefixes) for w in own) else None
 
 
 def unasked_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) -> bool:

@@ -11,7 +11,9 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   the turn again from before the call, with calls blocked: the model answers in words);
 - an **optional** argument whose value is not stated is dropped from the call (the tool's default
   applies), and so is an optional enum member or boolean that the user's words do not name in any way
-  (runtime/choices.py: `connector="Type 2"` for "charging stations in Orlando").
+  (runtime/choices.py: `connector="Type 2"` for "charging stations in Orlando"); the other way round, an
+  optional enum parameter the call leaves out gets the one member the request names together with the
+  parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`).
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -90,7 +92,7 @@ from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated
                              twelve_hour_form, write_arithmetic)
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
-from .choices import unasked_choice
+from .choices import named_member, unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
 from .pairing import read_pairs
 
@@ -299,13 +301,14 @@ class GroundedCall:
     snapped: dict[str, Any] = field(default_factory=dict)   # argument -> the value as written (now the user's)
     read: dict[str, Any] = field(default_factory=dict)      # argument -> the value as written (now the time read)
     copied: dict[str, Any] = field(default_factory=dict)    # argument -> the value as written (now a copied span)
+    added: dict[str, Any] = field(default_factory=dict)     # optional enum argument left out -> the member named
 
     def record(self, written: ToolCall) -> dict[str, Any] | None:
         """What predictions list for this call (`written`: the call as the model wrote it), None if unchanged."""
         if self.call is None:
             return {"call": written.to_dict(), "unstated": self.withdrawn_for}
         changes = {k: v for k, v in (("dropped", self.dropped), ("snapped", self.snapped), ("read", self.read),
-                                     ("copied", self.copied)) if v}
+                                     ("copied", self.copied), ("added", self.added)) if v}
         return {"call": written.to_dict(), **changes} if changes else None
 
 
@@ -490,11 +493,11 @@ def copyable(value: Any) -> bool:
 def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, read: bool = True,
                 copy: Callable[[str, str, set[str]], str | None] | None = None) -> GroundedCall:
     """`call` checked against what the conversation states (see the module docstring). A call to a tool
-    that is not offered is left to the format's and the constraint's checks. `read`: times are read
-    from the request (`read_times`) before values are judged. `copy(key, value, taken)`: a required
-    string the conversation does not state, decoded again as a span of the request (runtime/copy_values.py)
-    other than the call's other strings (`taken`, lowercased), or None; the call is withdrawn only when
-    that fails too."""
+    that is not offered is left to the format's and the constraint's checks. `read`: times (and the other
+    readings: said forms, pairings, named enum members) are read from the request (`read_times`) before
+    values are judged. `copy(key, value, taken)`: a required string the conversation does not state,
+    decoded again as a span of the request (runtime/copy_values.py) other than the call's other strings
+    (`taken`, lowercased), or None; the call is withdrawn only when that fails too."""
     tool = next((t for t in tools if t.name == call.name), None)
     if tool is None:
         return GroundedCall(call)
@@ -533,6 +536,11 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
             dropped.append(key)
-    changed = dropped or snapped or readings or copied
+    added: dict[str, Any] = {}
+    if read and stated.said:                  # an optional enum member the request names with its parameter
+        for key in tool.properties:
+            if key not in arguments and (member := named_member(key, tool, stated.said[-1])) is not None:
+                kept[key] = added[key] = member
+    changed = dropped or snapped or readings or copied or added
     return GroundedCall(ToolCall(call.name, kept) if changed else call, dropped=dropped, snapped=snapped,
-                        read={k: call.arguments[k] for k in readings}, copied=copied)
+                        read={k: call.arguments[k] for k in readings}, copied=copied, added=added)

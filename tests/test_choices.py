@@ -1,11 +1,12 @@
 """Optional choices no one asked for (runtime/choices.py): an optional enum member or boolean the user's
-words do not name is dropped from a call by grounding; one they name, in any of its words, is kept."""
+words do not name is dropped from a call by grounding; one they name, in any of its words, is kept; an
+optional enum the call leaves out gets the one member the request names together with its parameter."""
 
 from __future__ import annotations
 
 import pytest
 
-from runtime.choices import names_choice, unasked_choice
+from runtime.choices import named_member, names_choice, unasked_choice
 from runtime.grounding import StatedValues, ground_call
 from toolcore.schema import Tool, ToolCall
 
@@ -72,3 +73,46 @@ def test_grounding_drops_an_unasked_choice_and_keeps_the_rest():
     asked = StatedValues.of(["stations in Orlando for a Tesla"], said=["stations in Orlando for a Tesla"])
     call = ToolCall("find_charging_station", {"city": "Orlando", "connector": "Tesla"})
     assert ground_call(call, [CHARGING], asked).call == call
+
+
+WATERING = Tool("watering_schedule", "Suggest how often to water a plant", {
+    "type": "object", "required": ["plant"], "properties": {
+        "plant": {"type": "string", "description": "Plant name"},
+        "climate": {"type": "string", "enum": ["dry", "temperate", "humid"], "description": "Local climate"}}})
+SERVERS = Tool("list_servers", "List the servers of an environment", {
+    "type": "object", "required": [], "properties": {
+        "type": {"type": "string", "enum": ["all", "postgres", "openai"], "description": "Kind of server"}}})
+
+
+@pytest.mark.parametrize("tool, key, request_text, member", [
+    (WATERING, "climate", "how often to water a plant local climate: dry, plant name orchid", "dry"),
+    (WATERING, "climate", "water my basil, with the local climate set to humid", "humid"),
+    (MASKED, "p_4z0", "log a running session, unit system imperial", "imperial"),    # masked: the description
+    (CHARGING, "connector", "stations in Orlando, connector Type 2", "Type 2"),       # a member of two words
+])
+def test_an_enum_member_named_with_its_parameter_is_read(tool, key, request_text, member):
+    assert named_member(key, tool, request_text) == member
+
+
+@pytest.mark.parametrize("tool, key, request_text", [
+    (WATERING, "climate", "water my orchid, it is dry today"),                         # the parameter unsaid
+    (WATERING, "climate", "orchid in a dry climate, then basil in a humid climate"),   # two members: which call?
+    (WATERING, "climate", "water the orchid in my climate-controlled room"),           # no member
+    (SERVERS, "type", "list all server types"),                                        # "all" is how one speaks
+    (MASKED, "p_kind", "log a running session"),                                       # required: the model's
+    (CHARGING, "connector", "stations in Orlando for my Teslas"),                      # not the whole word
+])
+def test_no_member_is_read_without_both_the_member_and_its_parameter(tool, key, request_text):
+    assert named_member(key, tool, request_text) is None
+
+
+def test_grounding_adds_the_named_member_and_records_it():
+    text = "suggest how often to water a plant local climate: dry, with the plant name set to orchid"
+    grounded = ground_call(ToolCall("watering_schedule", {"plant": "orchid"}), [WATERING],
+                           StatedValues.of([text], said=[text]))
+    assert grounded.call == ToolCall("watering_schedule", {"plant": "orchid", "climate": "dry"})
+    assert grounded.record(ToolCall("watering_schedule", {"plant": "orchid"}))["added"] == {"climate": "dry"}
+    # times not read (read_times=false): the call is left as written
+    plain = ground_call(ToolCall("watering_schedule", {"plant": "orchid"}), [WATERING],
+                        StatedValues.of([text], said=[text]), read=False)
+    assert plain.call == ToolCall("watering_schedule", {"plant": "orchid"})
