@@ -13,7 +13,8 @@ from toolcore.schema import Tool, ToolCall
 CHARGING = Tool("find_charging_station", "Find electric vehicle charging stations", {
     "type": "object", "required": ["city"], "properties": {
         "city": {"type": "string", "description": "City name"},
-        "connector": {"type": "string", "enum": ["CCS", "CHAdeMO", "Type 2", "Tesla"], "description": "Connector type"}}})
+        "connector": {"type": "string", "enum": ["CCS", "CHAdeMO", "Type 2", "Tesla"],
+                      "description": "Connector type"}}})
 QUOTES = Tool("get_stock_quotes", "Get quotes for several stocks at once", {
     "type": "object", "required": ["symbols"], "properties": {
         "symbols": {"type": "string", "description": "Comma-separated stock ticker symbols"},
@@ -116,3 +117,15 @@ def test_grounding_adds_the_named_member_and_records_it():
     plain = ground_call(ToolCall("watering_schedule", {"plant": "orchid"}), [WATERING],
                         StatedValues.of([text], said=[text]), read=False)
     assert plain.call == ToolCall("watering_schedule", {"plant": "orchid"})
+
+
+def test_eval_counts_the_members_grounding_added():
+    from eval.runner import ungrounded_counts
+    from runtime.models.base import Prediction
+
+    text = "water the basil, local climate: humid"
+    grounded = ground_call(ToolCall("watering_schedule", {"plant": "basil"}), [WATERING],
+                           StatedValues.of([text], said=[text]))
+    record = grounded.record(ToolCall("watering_schedule", {"plant": "basil"}))
+    counts = ungrounded_counts([Prediction([grounded.call], details={"ungrounded": [record]}), Prediction([])])
+    assert counts["added_values"] == 1 and counts["trimmed_calls"] == counts["withdrawn_calls"] == 0
