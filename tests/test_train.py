@@ -395,3 +395,87 @@ def test_a_run_slower_than_its_plan_stops_at_the_guard_validated_and_saved(setup
     assert planned == 12 and 2 <= metrics["steps"] < planned
     assert metrics["f1_history"][-1]["step"] == metrics["steps"]          # the stop was validated
     assert (root / "guarded" / "adapter" / "adapter_model.safetensors").exists()
+
+
+def test_a_run_behind_its_plan_is_shortened_and_its_learning_rate_still_anneals():
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import get_cosine_schedule_with_warmup, get_constant_schedule_with_warmup
+
+    from train.budget import GUARD, REPLAN_EVERY, BudgetGuard
+
+    now = [0.0]
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = get_cosine_schedule_with_warmup(opt, num_warmup_steps=2, num_training_steps=100)
+    guard = BudgetGuard(1.0, evaluating=True, clock=lambda: now[0])      # stops by 66 s
+    state = SimpleNamespace(global_step=0, max_steps=100)
+    guard.on_train_begin(None, state, None)
+    stops = []
+    for step in range(1, 101):          # each step takes 1 s: 100 planned steps do not fit 66 s
+        now[0] += 1.0
+        opt.step()
+        sched.step()
+        state.global_step = step
+        control = SimpleNamespace(should_training_stop=False, should_save=False, should_evaluate=False)
+        guard.on_step_end(None, state, control, lr_scheduler=sched)
+        if control.should_training_stop:
+            stops.append(step)
+            break
+    end = int(60 * GUARD)
+    assert guard.end == end == stops[0] == guard.stopped_at            # shortened at step 10, stopped there
+    assert control.should_save and control.should_evaluate
+    assert sched.get_last_lr()[0] < 0.01                               # annealed by its new end
+    # a schedule without num_training_steps is left as it is; the run still ends where it fits
+    sched = get_constant_schedule_with_warmup(opt, num_warmup_steps=2)
+    guard, now[0] = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0]), 0.0
+    state = SimpleNamespace(global_step=0, max_steps=100)
+    guard.on_train_begin(None, state, None)
+    for step in range(1, REPLAN_EVERY + 1):
+        now[0] += 1.0
+        state.global_step = step
+        guard.on_step_end(None, state, SimpleNamespace(), lr_scheduler=sched)
+    assert guard.end == end and sched.lr_lambdas[0](50) == 1.0
+
+
+def test_the_guard_reads_the_recent_step_time_and_skips_a_window_with_validation():
+    from types import SimpleNamespace
+
+    from train.budget import BudgetGuard
+
+    now = [0.0]
+    guard = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0])    # 66 s
+    state = SimpleNamespace(global_step=0, max_steps=60)
+    guard.on_train_begin(None, state, None)
+
+    def steps(first, last, seconds):
+        for step in range(first, last + 1):
+            now[0] += seconds
+            state.global_step = step
+            guard.on_step_end(None, state, SimpleNamespace(), lr_scheduler=None)
+
+    steps(1, 10, 0.5)                   # on plan
+    guard.on_evaluate(None, state, None)
+    now[0] += 20.0                      # a validation pass: its window is not a step time
+    steps(11, 20, 0.5)
+    assert guard.end is None
+    steps(21, 30, 2.0)                  # the machine slows 4x: 50 s gone, 16 s left = 8 steps
+    assert guard.end == 38
+
+
+def test_a_run_on_plan_is_not_shortened():
+    from types import SimpleNamespace
+
+    from train.budget import BudgetGuard
+
+    now = [0.0]
+    guard = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0])
+    state = SimpleNamespace(global_step=0, max_steps=60)
+    guard.on_train_begin(None, state, None)
+    for step in range(1, 61):           # 60 steps of 1 s: the plan fits 66 s
+        now[0] += 1.0
+        state.global_step = step
+        control = SimpleNamespace(should_training_stop=False)
+        guard.on_step_end(None, state, control, lr_scheduler=None)
+        assert not control.should_training_stop
+    assert guard.end is None and guard.stopped_at is None

@@ -7,8 +7,11 @@ away, weights untouched) measure this machine's seconds per token; the run then 
 shuffled examples, one pass, as those seconds allow, and `max_steps` follows. The validation passes
 come on top of the budget (two of them: halfway and at the end). Six timed batches are a noisy
 estimate (a whole run took 0.91x of it on one machine, about 1.2x on another), so the plan takes
-them as they are and `BudgetGuard` stops a run that overshoots at 1.1x its budget, through the
-Trainer's own stop: that step is validated and saved, and the best checkpoint is kept.
+them as they are and `BudgetGuard` keeps a run inside 1.1x its budget: a run that falls behind its
+plan is shortened ahead of time with its learning-rate schedule stretched to end at the new last step (a
+run cut off at the guard alone kept a third of its peak rate on a machine that slowed mid-run), and one
+still over at 1.1x stops there, through the Trainer's own stop: that step is validated and saved, and
+the best checkpoint is kept.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import random
 import time
 from contextlib import nullcontext
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 from transformers import TrainerCallback
 
@@ -27,6 +31,9 @@ CALIBRATION_BATCHES = 6     # timed, after one untimed warm-up batch
 # 2-core machine (smollm2_cpu_lora, 365 steps) and about 1.2x on another (a test run beside it inflated
 # that figure), so no fixed factor fits both; the guard bounds the slow side instead
 GUARD = 1.1                 # a run stops once its training loop has taken this many times its budget
+# how often (in steps) a run projects its end, from the time its last REPLAN_EVERY steps took (a machine
+# that slows mid-run is seen at once; a window with a validation pass in it is skipped)
+REPLAN_EVERY = 10
 
 
 def seconds_per_token(trainer: Any, dataset: Any, batch_size: int, *, bf16: bool, seed: int) -> float:
@@ -78,28 +85,60 @@ def steps_within(lengths: list[int], per_token: float, minutes: float, rows_per_
 
 
 class BudgetGuard(TrainerCallback):
-    """Stops training once the loop (validation included) has run GUARD times the budget's `minutes`,
-    where the plan was too optimistic for this machine. It uses the Trainer's own stop, as early stopping does: the step it
-    stops at is validated (when the run validates) and saved, and the best checkpoint is loaded at the
-    end as usual. `stopped_at` is that step (None when the plan fit)."""
+    """Keeps the training loop (validation included) inside GUARD times the budget's `minutes`, where the
+    plan was too optimistic for this machine. Every REPLAN_EVERY steps it projects the end from the time
+    those steps took; where that passes the limit, the run's last step (`end`) moves to what fits and the
+    learning-rate schedule, when it is one of transformers' that take `num_training_steps` (cosine,
+    linear, polynomial...), is stretched to end there, so the shortened run still anneals. At `end`, or
+    once the limit itself has passed, the run stops through the Trainer's own stop, as early stopping
+    does: that step is validated (when the run validates) and saved, and the best checkpoint is loaded at
+    the end as usual. `stopped_at` is that step (None when the plan fit). `clock` is for tests."""
 
-    def __init__(self, minutes: float, evaluating: bool):
-        self.seconds, self.evaluating = minutes * 60 * GUARD, evaluating
-        self.t0 = time.perf_counter()
+    def __init__(self, minutes: float, evaluating: bool, clock: Callable[[], float] = time.perf_counter):
+        self.seconds, self.evaluating, self.clock = minutes * 60 * GUARD, evaluating, clock
+        self.t0 = clock()
+        self.window: tuple[int, float] = (0, 0.0)     # (step, elapsed) where the current window began
+        self.evaluated = False                          # a validation pass fell inside the window
+        self.end: int | None = None
         self.stopped_at: int | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.t0 = time.perf_counter()
+        self.t0 = self.clock()
+        self.window = (state.global_step, 0.0)          # a resumed run times its own steps
 
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-        if self.stopped_at is None and state.global_step < state.max_steps \
-                and time.perf_counter() - self.t0 > self.seconds:
-            self.stopped_at = state.global_step
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.evaluated = True
+
+    def on_step_end(self, args: Any, state: Any, control: Any, lr_scheduler: Any = None, **kwargs: Any) -> Any:
+        step, elapsed = state.global_step, self.clock() - self.t0
+        if self.stopped_at is not None or step >= state.max_steps:
+            return control
+        since, began = self.window
+        if step - since >= REPLAN_EVERY:
+            per_step, clean = (elapsed - began) / (step - since), not self.evaluated
+            self.window, self.evaluated = (step, elapsed), False
+            fits = step + int(max(0.0, self.seconds - elapsed) / per_step) if per_step > 0 else state.max_steps
+            if clean and fits < (self.end or state.max_steps):
+                self.end = max(step, fits)
+                stretched = stretch_schedule(lr_scheduler, self.end)
+                print(f"time budget: behind the plan at step {step}: the run ends at step {self.end} of "
+                      f"{state.max_steps}" + (", its learning rate annealing there" if stretched else ""), flush=True)
+        if elapsed > self.seconds or (self.end is not None and step >= self.end):
+            self.stopped_at = step
             control.should_training_stop = control.should_save = True
             control.should_evaluate = self.evaluating
-            print(f"time budget: stopped at step {state.global_step} of {state.max_steps} "
-                  f"({(time.perf_counter() - self.t0) / 60:.1f} min)", flush=True)
+            print(f"time budget: stopped at step {step} of {state.max_steps} ({elapsed / 60:.1f} min)", flush=True)
         return control
+
+
+def stretch_schedule(scheduler: Any, end: int) -> bool:
+    """Make a LambdaLR built by transformers' `get_scheduler` (its factors are partials that take
+    `num_training_steps`) reach its end at step `end`; False where the schedule has no such factor."""
+    factors = getattr(scheduler, "lr_lambdas", None) or []
+    if not factors or not all(isinstance(f, partial) and "num_training_steps" in f.keywords for f in factors):
+        return False
+    scheduler.lr_lambdas = [partial(f.func, *f.args, **{**f.keywords, "num_training_steps": end}) for f in factors]
+    return True
 
 
 def check_budget(minutes: float | None, world_size: int) -> None:

@@ -114,7 +114,8 @@ class TrainingConfig:
     # of its examples (one pass, at most max_steps or data.train_examples) as fit (train/budget.py).
     # The validation passes come on top: with a budget there are two, halfway and at the end (eval_every
     # > 0 turns them on). The step count chosen is kept in the run folder, so a resumed run keeps it.
-    # null: max_steps / epochs as given.
+    # A run that falls behind it is shortened to fit 1.1x the budget, its learning-rate schedule
+    # stretched to end there. null: max_steps / epochs as given.
     time_budget_minutes: float | None = None
     batch_size: int = 8                  # (*) per device
     grad_accum: int = 1
