@@ -9,8 +9,8 @@ come on top of the budget (two of them: halfway and at the end). Six timed batch
 estimate (a whole run took 0.91x of it on one machine, about 1.2x on another), so the plan takes
 them as they are and `BudgetGuard` keeps a run inside 1.1x its budget: a run that falls behind its
 plan is shortened ahead of time with its learning-rate schedule stretched to end at the new last step (a
-run cut off at the guard alone kept a third of its peak rate on a machine that slowed mid-run), and one
-still over at 1.1x stops there, through the Trainer's own stop: that step is validated and saved, and
+run cut off at the guard alone kept 29% of its peak rate on a machine that slowed mid-run), and one still
+over at 1.1x stops there, through the Trainer's own stop: that step is validated and saved, and
 the best checkpoint is kept.
 """
 
