@@ -73,8 +73,9 @@ def names_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) ->
     return any(_said(w, said, prefixes) for w in candidates)
 
 
-def _member_said(member: str, request: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(member.lower())}(?![\w-])", request) is not None
+def says(request: str, phrase: str) -> bool:
+    """Whether lowercased `request` says `phrase` as whole words ("Type 2", not "Teslas" for "Tesla")."""
+    return re.search(rf"(?<![\w-]){re.escape(phrase.lower())}(?![\w-])", request) is not None
 
 
 def named_member(key: str, tool: Tool, request: str) -> str | None:
@@ -86,7 +87,7 @@ def named_member(key: str, tool: Tool, request: str) -> str | None:
     # a member that is an everyday word of how things are said ("all", "value", "default") names nothing
     members = [m for m in spec["enum"] if isinstance(m, str) and len(m) > 1 and m.lower() not in HOW_WORDS | _PLAIN]
     request = request.lower()
-    said_members = [m for m in members if _member_said(m, request)]
+    said_members = [m for m in members if says(request, m)]
     if len(said_members) != 1:
         return None
     member_words = {w for m in members for w in words(m)}

@@ -92,7 +92,7 @@ from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated
                              twelve_hour_form, write_arithmetic)
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
-from .choices import named_member, unasked_choice
+from .choices import named_member, says, unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
 from .pairing import read_pairs
 
@@ -403,15 +403,15 @@ def read_said_forms(args: dict[str, Any], tool: Tool, stated: StatedValues) -> d
              for k, spec in tool.properties.items() if isinstance(spec, dict) and isinstance(spec.get("enum"), list)}
     for key, members in enums.items():
         value = args.get(key)
-        if not isinstance(value, str) or value not in members or _says(request, value):
+        if not isinstance(value, str) or value not in members or says(request, value):
             continue
-        said = [m for m in members if m != value and _says(request, m)
+        said = [m for m in members if m != value and says(request, m)
                 and not any(m in others for k, others in enums.items() if k != key)]
         if len(said) == 1:
             out[key] = said[0]
     for key, value in args.items():
         if isinstance(value, str) and _asks_country_name(key, tool.properties.get(key)) and len(value) >= 4 \
-                and not _says(request, value):
+                and not says(request, value):
             # "Portuguese" / "Porto" for the "Portugal" the request says: the one word that opens the same way
             words = {w for w in WORD.findall(said_last)
                      if w[:1].isalpha() and w.lower()[:4] == value.lower()[:4] and w.lower() != value.lower()}
@@ -439,10 +439,6 @@ def _asks_country_name(key: str, spec: Any) -> bool:
         return False
     words = f"{key} {spec.get('description') or ''}".lower().replace("_", " ")
     return "country" in words and not re.search(r"\b(?:code|iso|alpha-?[23]|city|town|place|address)\b", words)
-
-
-def _says(request: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(phrase.lower())}(?![\w-])", request) is not None
 
 
 # how a user joins list items: "KO & BAC", "Heidi and Siobhan", "A, B and C", "A; B"
