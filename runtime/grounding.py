@@ -55,7 +55,8 @@ copied twice) takes the one clock time the request says. Dates are read the same
 takes an ISO date (`format: date`, "YYYY-MM-DD") gets the request's date that its value stands for, the
 same date written another way ("January 2, 2027"), the one stated date sharing its year and its month or
 day ("2027-01-20" for "January 2nd, 2027"), or, for a value that is no date at all, the one date the
-request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"). An enum
+request states; an ISO date written without its zeros gets them ("2026-01-2" -> "2026-01-02"), in any
+string parameter (the model chose the form), and is then read the same way. An enum
 member the request does not say gives way to the one other member it says ("start a return, too large
 reason": "damaged" -> "too large"), a list written into a parameter described as comma-separated is
 joined that way ("KO & BAC" -> "KO,BAC", as data_gen writes it), and an arithmetic expression is written
@@ -369,7 +370,10 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
         value, clock = args.get(hhmm[0]), stated.clocks[0]
         if isinstance(value, str) and not _TIME_STRING.match(value.strip()):
             out[hhmm[0]] = f"{clock.hour:02d}:{clock.minute:02d}"
-    date_keys = [k for k, v in args.items() if isinstance(v, str) and asks_iso_date(tool.properties.get(k))]
+    # a parameter whose schema asks for an ISO date, or whose value is one written without its zeros
+    # (the model chose the form: "2022-01-1" for "January 1, 2022" under "The date at which ...")
+    date_keys = [k for k, v in args.items() if isinstance(v, str)
+                 and (asks_iso_date(tool.properties.get(k)) or LOOSE_DATE.match(v))]
     for key in date_keys:
         if m := LOOSE_DATE.match(args[key]):     # an ISO date written without its zeros: "2026-01-2"
             out[key] = f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}"

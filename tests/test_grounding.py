@@ -287,6 +287,16 @@ def test_a_date_written_without_its_zeros_gets_them():
     assert g.call == ToolCall("create_event", {"title": "Standup", "date": "2026-01-02", "start_time": "09:30"})
 
 
+def test_a_date_without_its_zeros_gets_them_where_the_schema_does_not_ask_for_iso():
+    """The model chose the ISO form for "The date at which the rate applies" and dropped a zero."""
+    rate = Tool("get_rate", "Get the conversion rate at a specified date", {"type": "object", "properties": {
+        "to_currency": {"type": "string"}, "date": {"type": "string", "description": "The date at which the rate applies"}},
+        "required": ["to_currency"]})
+    g = ground_call(ToolCall("get_rate", {"to_currency": "USD", "date": "2022-01-1"}), [rate],
+                    request("the rate from euro to USD at January 1, 2022"))
+    assert g.call == ToolCall("get_rate", {"to_currency": "USD", "date": "2022-01-01"})
+
+
 FLIGHT = Tool("check_flight_status", "Check the status of a flight", {"type": "object", "properties": {
     "flight_number": {"type": "string"}, "date": {"type": "string", "description": "Date of the flight (YYYY-MM-DD)"}},
     "required": ["flight_number"]})
