@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -389,8 +390,9 @@ def test_a_run_slower_than_its_plan_stops_at_the_guard_validated_and_saved(setup
     root, data, base = setup
     # the measurement says steps are free: the plan takes every step the data allows (12)
     monkeypatch.setattr(run, "seconds_per_token", lambda *a, **k: 1e-9)
-    cfg = config(root, data, base, "guarded", time_budget_minutes=0.02, max_steps=12)   # guard at 1.32 s
-    metrics = train(cfg, extra_callbacks=[Slow(0.5)])
+    # guard at 3.3 s, steps of at least 1 s: a loaded machine (a first step of 2 s) still takes two
+    cfg = config(root, data, base, "guarded", time_budget_minutes=0.05, max_steps=12)
+    metrics = train(cfg, extra_callbacks=[Slow(1.0)])
     planned = json.loads((root / "guarded" / "time_budget.json").read_text())["steps"]
     assert planned == 12 and 2 <= metrics["steps"] < planned
     assert metrics["f1_history"][-1]["step"] == metrics["steps"]          # the stop was validated
@@ -438,6 +440,16 @@ def test_a_run_behind_its_plan_is_shortened_and_its_learning_rate_still_anneals(
     assert guard.end == end and sched.lr_lambdas[0](50) == 1.0
 
 
+def timed_steps(guard, state, now, sched, first, last, seconds):
+    """Steps `first`..`last` through `guard`, each taking `seconds` on the clock `now`."""
+    from types import SimpleNamespace
+
+    for step in range(first, last + 1):
+        now[0] += seconds
+        state.global_step = step
+        guard.on_step_end(None, state, SimpleNamespace(), lr_scheduler=sched)
+
+
 def test_the_guard_reads_the_recent_step_time_and_skips_a_window_with_validation():
     from types import SimpleNamespace
 
@@ -447,12 +459,7 @@ def test_the_guard_reads_the_recent_step_time_and_skips_a_window_with_validation
     guard = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0])    # 66 s
     state = SimpleNamespace(global_step=0, max_steps=60)
     guard.on_train_begin(None, state, None)
-
-    def steps(first, last, seconds):
-        for step in range(first, last + 1):
-            now[0] += seconds
-            state.global_step = step
-            guard.on_step_end(None, state, SimpleNamespace(), lr_scheduler=None)
+    steps = partial(timed_steps, guard, state, now, None)
 
     steps(1, 10, 0.5)                   # on plan
     guard.on_evaluate(None, state, None)
@@ -461,6 +468,34 @@ def test_the_guard_reads_the_recent_step_time_and_skips_a_window_with_validation
     assert guard.end is None
     steps(21, 30, 2.0)                  # the machine slows 4x: 50 s gone, 16 s left = 8 steps
     assert guard.end == 38
+
+
+def test_a_run_slowed_for_a_while_gets_its_steps_back_up_to_its_plan():
+    """Another job beside the first minutes of a run: shortened while it lasts, lengthened once it is
+    gone (never past the plan), and the cosine schedule follows the end each time."""
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import get_scheduler
+
+    from train.budget import BudgetGuard
+
+    now = [0.0]
+    guard = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0])    # 66 s
+    state = SimpleNamespace(global_step=0, max_steps=60)
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = get_scheduler("cosine", opt, num_warmup_steps=0, num_training_steps=60)
+    guard.on_train_begin(None, state, None)
+    steps = partial(timed_steps, guard, state, now, sched)
+
+    steps(1, 10, 2.0)                   # 20 s gone at 2 s a step: 46 s left = 23 more
+    assert guard.end == 33 and sched.lr_lambdas[0].keywords["num_training_steps"] == 33
+    steps(11, 20, 0.5)                  # fast again: 25 s gone, 41 s left = 82 more, capped at the plan
+    assert guard.end is None and sched.lr_lambdas[0].keywords["num_training_steps"] == 60
+    steps(21, 30, 1.5)                  # 40 s gone, 26 s left = 17 more: 47
+    assert guard.end == 47
+    steps(31, 40, 1.4)                  # 54 s gone, 12 s left = 8 more: 48, under 5% more than 47: kept
+    assert guard.end == 47
 
 
 def test_a_run_on_plan_is_not_shortened():

@@ -9,7 +9,9 @@ come on top of the budget (two of them: halfway and at the end). Six timed batch
 estimate (a whole run took 0.91x of it on one machine, about 1.2x on another), so the plan takes
 them as they are and `BudgetGuard` keeps a run inside 1.1x its budget: a run that falls behind its
 plan is shortened ahead of time with its learning-rate schedule stretched to end at the new last step (a
-run cut off at the guard alone kept 29% of its peak rate on a machine that slowed mid-run), and one still
+run cut off at the guard alone kept 29% of its peak rate on a machine that slowed mid-run), lengthened
+again up to its plan when the machine is fast again (a test run beside the first minutes of a demo
+otherwise cost it 43 of its 506 steps for good), and one still
 over at 1.1x stops there, through the Trainer's own stop: that step is validated and saved, and
 the best checkpoint is kept.
 """
@@ -34,6 +36,8 @@ GUARD = 1.1                 # a run stops once its training loop has taken this 
 # how often (in steps) a run projects its end, from the time its last REPLAN_EVERY steps took (a machine
 # that slows mid-run is seen at once; a window with a validation pass in it is skipped)
 REPLAN_EVERY = 10
+# a shortened run is lengthened again (up to its plan) when the projection gains this share of its steps
+REGAIN = 0.05
 
 
 def seconds_per_token(trainer: Any, dataset: Any, batch_size: int, *, bf16: bool, seed: int) -> float:
@@ -89,7 +93,8 @@ class BudgetGuard(TrainerCallback):
     plan was too optimistic for this machine. Every REPLAN_EVERY steps it projects the end from the time
     those steps took; where that passes the limit, the run's last step (`end`) moves to what fits and the
     learning-rate schedule, when it is one of transformers' that take `num_training_steps` (cosine,
-    linear, polynomial...), is stretched to end there, so the shortened run still anneals. At `end`, or
+    linear, polynomial...), is stretched to end there, so the shortened run still anneals; where a later
+    window projects at least REGAIN more steps than `end`, `end` moves out again (at most to the plan). At `end`, or
     once the limit itself has passed, the run stops through the Trainer's own stop, as early stopping
     does: that step is validated (when the run validates) and saved, and the best checkpoint is loaded at
     the end as usual. `stopped_at` is that step (None when the plan fit). `clock` is for tests."""
@@ -118,11 +123,17 @@ class BudgetGuard(TrainerCallback):
             per_step, clean = (elapsed - began) / (step - since), not self.evaluated
             self.window, self.evaluated = (step, elapsed), False
             fits = step + int(max(0.0, self.seconds - elapsed) / per_step) if per_step > 0 else state.max_steps
-            if clean and fits < (self.end or state.max_steps):
-                self.end = max(step, fits)
-                stretched = stretch_schedule(lr_scheduler, self.end)
-                print(f"time budget: behind the plan at step {step}: the run ends at step {self.end} of "
-                      f"{state.max_steps}" + (", its learning rate annealing there" if stretched else ""), flush=True)
+            end = self.end or state.max_steps
+            behind = fits < end
+            # a machine that slowed for a while (another job beside the run) and is fast again gets its
+            # steps back, never more than planned, and only for a clear gain: the schedule moves rarely
+            regained = self.end is not None and min(fits, state.max_steps) >= end * (1 + REGAIN)
+            if clean and (behind or regained):
+                self.end = max(step, fits) if fits < state.max_steps else None
+                stretched = stretch_schedule(lr_scheduler, self.end or state.max_steps)
+                print(f"time budget: {'behind' if behind else 'back on'} the plan at step {step}: the run ends "
+                      f"at step {self.end or state.max_steps} of {state.max_steps}"
+                      + (", its learning rate annealing there" if stretched else ""), flush=True)
         if elapsed > self.seconds or (self.end is not None and step >= self.end):
             self.stopped_at = step
             control.should_training_stop = control.should_save = True
