@@ -551,3 +551,66 @@ def test_for_is_never_doubled(drafts):
     and so does a re-described tool ("Search for flights" -> "Look for flights", not "Look for for")."""
     _, kept, _ = drafts
     assert not [d.user_text for d in kept if re.search(r"\bfor (?:for|of) ", d.user_text)]
+
+
+def tool_of(name: str, description: str, props: dict, required: list[str] | None = None):
+    return prepare(Tool(name, description, {"type": "object", "properties": props,
+                                            "required": required if required is not None else list(props)}),
+                   "test", name, "library")
+
+
+def inlined(p, args: dict, seeds: int = 60) -> list[str]:
+    builder = EpisodeBuilder(Sampler(load_vocabulary(), 0.1), SurfaceConfig(), shapes={"simple": 1.0}, max_offered=3,
+                             optional_share=0.5, mask_share=0.0, spoken_share=0.0, aliases={}, inline_share=1.0)
+    return ["".join(piece.text for piece in builder.clause(p, args, random.Random(s), first=True)[0])
+            for s in range(seeds)]
+
+
+def test_a_value_stands_where_the_description_names_its_thing():
+    """"Get the capital city of a country" asked as people ask it: "what is the capital city of Brazil?",
+    never "... of a country, country Brazil"; a knowledge question whose tool is offered is a call."""
+    capital = tool_of("country_capital", "Get the capital city of a country",
+                      {"country": {"type": "string", "description": "Country name"}})
+    said = inlined(capital, {"country": "Brazil"})
+    assert all(re.search(r"capital city of Brazil", s) and "a country" not in s for s in said), said[:5]
+    assert any(s.startswith(("what is", "what's")) for s in said)
+    # a label keeps its word ("order A16071"); a person's name does not ("stats of LeBron James")
+    order = tool_of("order_status", "Check the status of an order", {"order_id": {"type": "string"}})
+    said = [s for s in inlined(order, {"order_id": "A16071"}) if "status of" in s]   # not "order status ..."
+    assert said and all("status of order A16071" in s for s in said)
+    stats = tool_of("player_stats", "Get the current stats of a given player",
+                    {"player_name": {"type": "string", "description": "Full name of the player"}})
+    said = inlined(stats, {"player_name": "LeBron James"})
+    assert all("stats of LeBron James" in s for s in said)
+    assert any(s.startswith("what are") for s in said) and not any(s.startswith(("what is", "what's")) for s in said)
+
+
+@pytest.mark.parametrize("description, key", [
+    ("Book a dog walker", "dog_name"),                      # "a dog" is half of "a dog walker"
+    ("Convert an amount of money between currencies", "amount"),    # "250 of money"
+    ("Find flights between a city and another city", "origin_city"),
+])
+def test_no_value_stands_in_a_phrase_it_cannot_replace(description, key):
+    p = tool_of("t", description, {key: {"type": "string" if key != "amount" else "number"},
+                                   "destination_city": {"type": "string"}} if "city" in key else
+                {key: {"type": "string" if key != "amount" else "number"}})
+    value = 250.0 if key == "amount" else "Rex" if key == "dog_name" else "Oslo"
+    said = inlined(p, {key: value, **({"destination_city": "Rome"} if "city" in key else {})}, seeds=20)
+    assert not any(description.lower().split(" a")[0] + " " + str(value).replace(".0", "") in s.lower()
+                   for s in said), said[:3]
+    assert all(re.search(r"\ba dog walker\b|an amount of money|a city and another city", s) for s in said)
+
+
+def test_large_sums_are_said_in_words_and_money_with_its_sign():
+    revenue = classify("year2_revenue", {"type": "number", "description": "Revenue in the second year"}, {})
+    assert revenue.sem == "amount"
+    assert {"1.2 million", "1.2M", "$1.2M", "$1,200,000"} <= set(forms(revenue, 1200000.0))
+    population = classify("population", {"type": "integer", "description": "Number of residents"}, {})
+    assert "250 thousand" in forms(population, 250000) and not any("$" in f or f.endswith("k")
+                                                                    for f in forms(population, 250000))
+    assert forms(revenue, 1234567.0) == ["1234567", "1,234,567", "$1,234,567"]    # not round: no words
+    drawn = [Sampler(load_vocabulary(), 0.1).number(revenue, random.Random(s)) for s in range(300)]
+    assert any(x >= 1e6 for x in drawn) and any(x < 2001 for x in drawn)
+    request = "what is the year over year growth with revenue of $1.2M in the second year"
+    assert not grounding_problem(revenue, 1200000.0, request.lower(), {})
+    assert grounding_problem(revenue, 1200.0, request.lower(), {})

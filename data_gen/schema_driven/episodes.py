@@ -35,7 +35,7 @@ from ..intents import render_canonical
 from ..surface import Piece, SurfaceConfig, tidy, wrap
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
-from .realise import actions, arrange, mention, request, tell_apart
+from .realise import actions, anchor, arrange, inline, mention, request, tell_apart, value_pieces
 from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms, list_items
 
 ANSWERS = ["Done.", "All done.", "That's taken care of.", "Okay, done.", "Here you go.", "Finished, all set."]
@@ -118,7 +118,7 @@ def near(a: str, b: str) -> bool:
 class EpisodeBuilder:
     def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
                  max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
-                 aliases: dict[str, list[str]], hard_irrelevance: float = 0.0):
+                 aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -128,6 +128,7 @@ class EpisodeBuilder:
         self.spoken_share = spoken_share
         self.aliases = aliases
         self.hard_irrelevance = hard_irrelevance
+        self.inline_share = inline_share
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -140,11 +141,22 @@ class EpisodeBuilder:
         return order_ranges(args)
 
     def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool) -> tuple[list[Piece], str]:
-        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases)) for k, v in args.items()], rng)
         if p.questions and rng.random() < (0.3 if first else 0.1):
-            return request(rng.choice(p.questions), "question", details, rng)
-        mood = "statement" if rng.random() < (0.2 if first else 0.05) else "imperative"
-        return request(rng.choice(p.imperatives or p.questions), mood, details, rng)
+            action, mood = rng.choice(p.questions), "question"
+        else:
+            mood = "statement" if rng.random() < (0.2 if first else 0.05) else "imperative"
+            action = rng.choice(p.imperatives or p.questions)
+        said = dict(args)
+        act: str | list[Piece] = action
+        # the value in the place the description names it, as people ask: "what is the capital of Brazil?"
+        # rather than "... of a country, country: Brazil"
+        # (off, no draw is taken: the default data stays what it was without this option)
+        places = [(k, pl) for k in args if self.inline_share and k in p.kinds and (pl := anchor(action, k, p.kinds[k]))]
+        if places and rng.random() < self.inline_share:
+            key, place = rng.choice(places)
+            act = inline(action, place, value_pieces(p.kinds[key], said.pop(key), rng, self.aliases))
+        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases)) for k, v in said.items()], rng)
+        return request(act, mood, details, rng)
 
     # ----- offered tools ---------------------------------------------------------------------------
     def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,

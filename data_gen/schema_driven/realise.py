@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..surface import Piece
-from .samplers import Kind, bool_forms, forms, humanise, list_items
+from .samplers import Kind, bool_forms, forms, humanise, list_items, words_of
 
 # base-form verbs a description may open with (third person "Gets" is reduced to "get")
 VERBS = set("""
@@ -37,9 +37,26 @@ upload validate verify view vote watch lock enable disable adjust mute dim brigh
 hire invite join leave pay charge refund transcribe tokenize hash ping trace resolve quote
 block buy reply enroll place advise explain conjugate work approximate change show reserve suggest
 identify look predict spell draw invert scale split plan order add rate rent call dial text email
+preheat take determine
 """.split())
 NOUN_OPENERS = ["get", "find", "look up", "tell me", "give me", "show me", "fetch"]
-QUESTION_OPENERS = ["what is", "what's", "what are", "do you know", "can you tell me"]
+QUESTION_OPENERS = ["what is", "what's", "do you know", "can you tell me"]
+PLURAL_OPENERS = ["what are", "do you know", "can you tell me"]
+# verbs whose object a question can ask for: "Get the capital of a country" -> "what is the capital of ..."
+ASKING_VERBS = {"get", "retrieve", "fetch", "find", "return", "calculate", "compute", "estimate", "determine", "look"}
+_PREPOSITION = re.compile(r"\s(?:of|for|in|on|at|to|from|by|between|with|within|near|about|over|under|across)\s")
+# what a description calls the thing a parameter holds: "the capital of a country", "stats of a given
+# player", "the factorial of a number". The value can stand in its place ("what is the capital of
+# Brazil?"), the way people ask; "an amount of money" is not such a place ("250 of money").
+ANCHOR_MODS = r"(?:(?:given|specific|specified|particular|certain|provided|chosen|selected|single)\s+)?"
+NOT_HEADS = {"name", "id", "ids", "code", "type", "value", "key", "data", "info", "details", "input", "string",
+             "text", "the", "and", "for", "new", "query"}
+# a key ending in one of these keeps its head word before the value: "an order" -> "order A16071"
+LABEL_WORDS = {"id", "ids", "code", "number", "no", "num", "sku", "isbn", "ref", "reference"}
+# the noun phrase ends there: "a dog walker" does not hold a dog's name, "an amount of money" no amount
+PHRASE_END = (r"\s*$|\s*[,;:)]|\s+(?:in|on|at|for|to|from|by|with|within|near|over|under|between|into|during|"
+              r"after|before|since|until|and|or|is|are|was|has|using|given|based|as|if|when|where)\b")
+INLINE_SEMS_SKIPPED = {"bool", "const", "object", "array", "csv", "message", "enum"}
 IMPERATIVE_LEADS = ["", "", "", "", "", "", "help me "]   # politeness comes from surface.wrap
 STATEMENT_LEADS = ["I need to ", "I want to ", "I'd like to ", "I have to ", "I'm trying to ", "let's "]
 GENERIC_MENTION = ["with {n} {v}", "{n} {v}", "{n}: {v}", "{n} of {v}", "where the {n} is {v}",
@@ -96,7 +113,9 @@ def actions(description: str, tool_name: str) -> tuple[list[str], list[str]]:
         elif words[0].lower() not in ("this", "use", "used", "a", "an", "it", "tool", "function", "api"):
             np = text[:1].lower() + text[1:] if not words[0].isupper() else text
             imperative += [f"{o} {np}" for o in NOUN_OPENERS]
-            question += [f"{o} {np}" for o in QUESTION_OPENERS]
+            question += [f"{o} {np}" for o in openers(np)]
+        if verb in ASKING_VERBS and rest.lower().startswith("the ") and not rest.lower().startswith("the list"):
+            question += [f"{o} {rest}" for o in openers(rest)]
         elif words[0].lower() in ("a", "an"):
             np = text[:1].lower() + text[1:]
             imperative += [f"{o} {np}" for o in ("get", "find", "give me")]
@@ -105,6 +124,56 @@ def actions(description: str, tool_name: str) -> tuple[list[str], list[str]]:
     if len(ws) >= 2 and base_verb(ws[0]) and all(w.isalpha() for w in ws):
         imperative.append(" ".join([base_verb(ws[0]) or ws[0]] + ws[1:]))
     return imperative, question
+
+
+def openers(noun_phrase: str) -> list[str]:
+    """Question openers that agree with the phrase's head noun: "what are the current stats of ...",
+    "what is the capital of ..."."""
+    head = _PREPOSITION.split(f" {noun_phrase} ", maxsplit=1)[0].split()
+    last = head[-1].lower() if head else ""
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is", "ics"))
+    return PLURAL_OPENERS if plural else QUESTION_OPENERS
+
+
+def anchor(action: str, key: str, kind: Kind) -> tuple[int, int, str] | None:
+    """Where `action` names the thing parameter `key` holds, as (start, end, what stays): "a country" in
+    "get the capital of a country" -> the value replaces it; "an order" for `order_id` keeps "order"
+    ("check the status of order A16071"). None where the action does not name it, or names it in a
+    phrase the value cannot stand in ("an amount of money")."""
+    if kind.sem in INLINE_SEMS_SKIPPED or kind.alike:
+        return None
+    ws = words_of(key)
+    noun = _PREPOSITION.split(f" {kind.noun.lower()} ", maxsplit=1)[0].split()
+    heads = {head_word(ws), head_word(noun)} - {""}
+    if not heads:
+        return None
+    if len(noun) in (2, 3) and head_word(noun) == noun[-1]:
+        heads.add(" ".join(noun))             # "a chemical formula", "an IP address", "a DNA sequence"
+    alternatives = "|".join(re.escape(h).replace(r"\ ", r"\s+") for h in sorted(heads, key=len, reverse=True))
+    m = re.search(rf"\b(?:a|an|the)\s+{ANCHOR_MODS}({alternatives})(?={PHRASE_END})", action, re.I)
+    if m is None:
+        return None
+    # a label ("order A16071") or a name that is not a person's or a place's ("wishlist Birthday Ideas")
+    labelled = ws and (ws[-1] in LABEL_WORDS or (ws[-1] in ("name", "title") and kind.sem in ("generic", "title", "id")))
+    keep = m.group(1).split()[-1] if labelled and m.group(1).lower() not in LABEL_WORDS else ""
+    return m.start(), m.end(), keep
+
+
+def head_word(words: list[str]) -> str:
+    """The word a name or noun is about: its last, less labels and units ("order_id" -> "order",
+    "player_name" -> "player", "boat_length_m" -> "length", "date of the expense" -> "date")."""
+    ws = list(words)
+    while ws and (ws[-1] in LABEL_WORDS or ws[-1] == "name" or len(ws[-1]) < 3):
+        ws.pop()
+    return ws[-1] if ws and ws[-1] not in NOT_HEADS else ""
+
+
+def inline(action: str, place: tuple[int, int, str], said: list[Piece]) -> list[Piece]:
+    """`action` with the value's pieces in the place `anchor` found."""
+    start, end, keep = place
+    lead = action[:start] + (keep + " " if keep else "")
+    out = [Piece(lead)] if lead else []
+    return out + said + ([Piece(action[end:])] if action[end:] else [])
 
 
 def scalar_said(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]]) -> str:
@@ -232,14 +301,18 @@ def glue(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
     return out
 
 
-def request(action: str, mood: str, details: list[list[Piece]], rng: random.Random) -> tuple[list[Piece], str]:
-    """Action + details, in one of the moods `surface.wrap` knows; returns (pieces, mood)."""
+def request(action: str | list[Piece], mood: str, details: list[list[Piece]], rng: random.Random
+            ) -> tuple[list[Piece], str]:
+    """Action (text, or pieces with a value `inline`d) + details, in one of the moods `surface.wrap`
+    knows; returns (pieces, mood)."""
+    act = [Piece(action)] if isinstance(action, str) else list(action)
     body = glue(details, rng)
     sep = [Piece(" ")] if body else []
     if mood == "statement":
-        return [Piece(rng.choice(STATEMENT_LEADS) + action)] + sep + body, "statement"
+        return [Piece(rng.choice(STATEMENT_LEADS))] + act + sep + body, "statement"
     if mood == "question":
-        return [Piece(action)] + sep + body, "question"
+        return act + sep + body, "question"
     if body and rng.random() < 0.15 and not any(p.free_text for p in body):
-        return body + [Piece(rng.choice([", ", ": ", " - "]) + action)], "imperative"
-    return [Piece(rng.choice(IMPERATIVE_LEADS) + action)] + sep + body, "imperative"
+        return body + [Piece(rng.choice([", ", ": ", " - "]))] + act, "imperative"
+    lead = rng.choice(IMPERATIVE_LEADS)
+    return ([Piece(lead)] if lead else []) + act + sep + body, "imperative"

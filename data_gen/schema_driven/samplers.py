@@ -300,7 +300,8 @@ def _numeric_sem(ws: list[str], dws: set[str], t: str) -> str:
     if w & {"limit", "count", "num", "number", "top", "k", "max", "results", "quantity", "qty", "size", "n",
             "guests", "people", "adults", "children", "rooms", "nights", "page", "servings", "rating", "stars"}:
         return "count" if t == "integer" else "amount"
-    if w & {"amount", "price", "cost", "budget", "salary", "income", "value", "principal", "balance", "total"}:
+    if w & {"amount", "price", "cost", "budget", "salary", "income", "value", "principal", "balance", "total",
+             "revenue", "profit", "sales", "investment", "deposit", "fee", "loan", "rent"}:
         return "amount"
     return "int" if t == "integer" else "number"
 
@@ -441,6 +442,10 @@ class Sampler:
             return n if integer else float(n)
         if step:
             raise Unsupported("float_multiple_of")
+        if sem == "amount" and "maximum" not in s and "exclusiveMaximum" not in s and rng.random() < 0.15:
+            # the large round sums people say in words: "$1.2M", "250 thousand", "3.5 million"
+            head = rng.choice([rng.randint(1, 9), round(rng.uniform(1.1, 9.9), 1), rng.randint(10, 950)])
+            return float(round(head * rng.choice([1e3, 1e3, 1e6])))
         # amounts people say: round numbers mostly, a share with cents / one decimal
         x = rng.uniform(lo, hi)
         r = rng.random()
@@ -515,6 +520,22 @@ def number_forms(x: int | float) -> list[str]:
     return forms
 
 
+MONEY_WORDS = {"price", "cost", "budget", "salary", "income", "revenue", "principal", "balance", "investment",
+               "dollars", "usd", "money", "loan", "payment", "sales", "profit", "fee", "rent", "deposit", "funds"}
+
+
+def scaled_forms(x: int | float, *, money: bool = False) -> list[str]:
+    """A large round number the way people say it: "1.2 million" / "1.2M", "250 thousand"; with a
+    currency sign also "250k" ("$250k"; a bare "5k" is a run, and "600 m" metres)."""
+    if isinstance(x, bool) or not float(x).is_integer() or abs(x) < 1000:
+        return []
+    for size, word, short in ((1e6, "million", "M"), (1e3, "thousand", "k")):
+        if abs(x) >= size and (x * 10) % size == 0:
+            head = f"{x / size:g}"
+            return ([f"{head} {word}", f"{head}{short}"] if money or short == "M" else [f"{head} {word}"])
+    return []
+
+
 def date_forms(iso: str) -> list[str]:
     try:
         d = date.fromisoformat(iso[:10])
@@ -545,7 +566,10 @@ def forms(kind: Kind, value: Any, aliases: Mapping[str, list[str]] | None = None
         base = number_forms(value) if sem != "year" else [str(int(value))]
         if sem == "percent":
             return base + [f"{base[0]}%", f"{base[0]} percent"]
-        return base + [f"{b} {u}" for b in base[:1] for u in kind.unit]
+        said = base + scaled_forms(value)
+        if sem == "amount" and MONEY_WORDS & set(words_of(kind.noun) + words_of(str(kind.spec.get("description", "")))):
+            said += [f"${f}" for f in base[1:2] + scaled_forms(value, money=True)]
+        return said + [f"{b} {u}" for b in base[:1] for u in kind.unit]     # the unit forms last (scalar_said)
     text = str(value)
     if sem == "currency" and text in V.CURRENCIES:
         return [text] + V.CURRENCIES[text]

@@ -44,7 +44,8 @@ def build_cases(n: int, seed: int = 0, *, library_size: int = 400, library_seed:
     defaults = GeneralConfig()
     builder = EpisodeBuilder(sampler, SurfaceConfig(), shapes=shapes or defaults.shapes,
                              max_offered=defaults.max_offered, optional_share=defaults.optional_share,
-                             mask_share=0.0, spoken_share=0.0, aliases=sampler.alias)
+                             mask_share=0.0, spoken_share=0.0, aliases=sampler.alias,
+                             inline_share=defaults.inline_share)
     formats = [get_format(f) for f in FORMATS]
     cases: list[dict[str, Any]] = []
     rejected: Counter = Counter()
