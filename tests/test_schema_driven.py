@@ -24,6 +24,7 @@ from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, form
 from data_gen.schema_driven.source import GeneralSource
 from data_gen.schema_driven.unseen import write_suite
 from data_gen.surface import SurfaceConfig
+from runtime.grounding import StatedValues
 from toolcore.errors import ToolkitError
 from toolcore.executors import ExecutionContext
 from toolcore.formats import FORMATS, get_format
@@ -604,7 +605,10 @@ def test_no_value_stands_in_a_phrase_it_cannot_replace(description, key):
 def test_large_sums_are_said_in_words_and_money_with_its_sign():
     revenue = classify("year2_revenue", {"type": "number", "description": "Revenue in the second year"}, {})
     assert revenue.sem == "amount"
-    assert {"1.2 million", "1.2M", "$1.2M", "$1,200,000"} <= set(forms(revenue, 1200000.0))
+    said = forms(revenue, 1200000.0)
+    assert {"1.2 million", "$1.2M", "$1.2 million", "$1,200,000"} <= set(said) and "1.2M" not in said
+    # every form is one the runtime's grounding reads back as the number (a bare "1.2M" it does not)
+    assert all(StatedValues.of([f"a revenue of {f}"]).states_number(1200000.0) for f in said)
     population = classify("population", {"type": "integer", "description": "Number of residents"}, {})
     assert "250 thousand" in forms(population, 250000) and not any("$" in f or f.endswith("k")
                                                                     for f in forms(population, 250000))

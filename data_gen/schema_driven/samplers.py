@@ -525,14 +525,15 @@ MONEY_WORDS = {"price", "cost", "budget", "salary", "income", "revenue", "princi
 
 
 def scaled_forms(x: int | float, *, money: bool = False) -> list[str]:
-    """A large round number the way people say it: "1.2 million" / "1.2M", "250 thousand"; with a
-    currency sign also "250k" ("$250k"; a bare "5k" is a run, and "600 m" metres)."""
+    """A large round number the way people say it: "1.2 million", "250 thousand"; money also "1.2M" /
+    "250k", which `forms` says after a currency sign only ("$1.2M"): a bare "5k" is a run, "600 m"
+    metres, and runtime grounding reads the short scales after a sign alone."""
     if isinstance(x, bool) or not float(x).is_integer() or abs(x) < 1000:
         return []
     for size, word, short in ((1e6, "million", "M"), (1e3, "thousand", "k")):
         if abs(x) >= size and (x * 10) % size == 0:
             head = f"{x / size:g}"
-            return ([f"{head} {word}", f"{head}{short}"] if money or short == "M" else [f"{head} {word}"])
+            return [f"{head} {word}", f"{head}{short}"] if money else [f"{head} {word}"]
     return []
 
 
