@@ -122,13 +122,15 @@ def ungrounded_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
     """What the engine's grounding check changed (runtime/grounding.py): calls withdrawn for an unstated
     required value, calls that lost unstated optional arguments, strings copied from the user's words, values
     read from the request's clock time or duration, required strings decoded again as a span of the request,
-    optional enum members added where the request names them."""
+    optional enum members added where the request names them, repeated calls written again with another
+    tool."""
     taken = [u for p in predictions for u in p.details.get("ungrounded") or []]
     return {"withdrawn_calls": sum("unstated" in u for u in taken), "trimmed_calls": sum("dropped" in u for u in taken),
             "snapped_values": sum(len(u.get("snapped", {})) for u in taken),
             "read_values": sum(len(u.get("read", {})) for u in taken),
             "copied_values": sum(len(u.get("copied", {})) for u in taken),
-            "added_values": sum(len(u.get("added", {})) for u in taken)}
+            "added_values": sum(len(u.get("added", {})) for u in taken),
+            "diverted_calls": sum("diverted" in u for u in taken)}
 
 
 def _round(v: float | None) -> float | None:

@@ -238,8 +238,8 @@ class TurnText:
         self.raw, self.sent, self.closed = "", 0, False
 
     def rewind(self, text: str) -> None:
-        """The engine took back a withdrawn call (`text`, the pieces it had streamed): drop it. Content
-        stops at a call's start marker, so nothing taken back was sent."""
+        """The engine took back a withdrawn call, or a repeated one to write again (`text`, the pieces it
+        had streamed): drop it. Content stops at a call's start marker, so nothing taken back was sent."""
         if text and self.raw.endswith(text):
             self.raw = self.raw[:-len(text)]
         self.closed = False

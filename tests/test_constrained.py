@@ -10,7 +10,9 @@ constrained every call is valid, and a case without tools never starts one.
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
 import pytest
 import torch
@@ -174,8 +176,8 @@ def eager_caller(tok):
     return model
 
 
-def run(model, tok, conv, constrained):
-    cfg = GenerationConfig(max_new_tokens=80, max_tool_calls=3, constrained=constrained)
+def run(model, tok, conv, constrained, **kw):
+    cfg = GenerationConfig(max_new_tokens=80, max_tool_calls=3, constrained=constrained, **kw)
     return ToolLoopEngine(model, tok, get_format("generic"), cfg).run([conv])[0]
 
 
@@ -198,6 +200,31 @@ def test_no_call_starts_when_no_tool_is_offered(eager_caller, tok):
     assert "<|tool_call_start|>" in run(eager_caller, tok, conv, constrained=False).text
     out = run(eager_caller, tok, conv, constrained=True)
     assert "<|tool_call_start|>" not in out.text and not out.calls
+
+
+def test_a_call_repeated_in_its_turn_is_written_again_with_another_tool(eager_caller, tok):
+    """The eager caller writes the same call back to back (the control: `divert_repeats` off, the
+    default). With the switch on, the repeat is taken back as soon as it closes and written with its
+    tool left out of the grammar, so the turn goes on to the other tool; the rewrite is recorded. With
+    one tool offered there is nothing to turn to, and the repeats stay as they were."""
+    pong = Tool("pong", "Pong the robot", {"type": "object", "properties": {}})
+    conv = Conversation([Message.text("user", "hello")], [PING, pong])
+    written = lambda out: [c["name"] for c in map(json.loads, re.findall(r'(\{"name".*?\}\})', out.text))]  # noqa: E731
+    free = run(eager_caller, tok, conv, constrained=True)
+    assert written(free)[:2] == ["pong", "pong"] and [c.name for c in free.calls] == ["pong"]
+    assert not any("diverted" in u for u in free.ungrounded)
+    on = run(eager_caller, tok, conv, constrained=True, divert_repeats=True)
+    assert written(on)[:2] == ["pong", "ping"] and [c.name for c in on.calls] == ["pong", "ping"]
+    assert [u["call"] for u in on.ungrounded if u.get("diverted")][:1] == [{"name": "pong", "arguments": {}}]
+    # kept only where the model itself gave every token of the rewrite enough probability: else the turn
+    # ends after the calls before it
+    shy = run(eager_caller, tok, conv, constrained=True, divert_repeats=True, divert_min_p=0.5)
+    first_turn = shy.text.split("<|im_end|>")[0]
+    assert first_turn.count("<|tool_call_start|>") == 1 and shy.calls[0].name == "pong"
+    assert [u.get("taken_back") for u in shy.ungrounded if "diverted" in u][:1] == [True]
+    alone = run(eager_caller, tok, Conversation([Message.text("user", "hello")], [pong]), constrained=True,
+                divert_repeats=True)
+    assert written(alone)[:2] == ["pong", "pong"] and not any("diverted" in u for u in alone.ungrounded)
 
 
 def test_an_end_marker_of_several_tokens_ends_the_grammar_as_text():

@@ -105,6 +105,31 @@ def test_a_string_the_user_nearly_said_is_copied_from_their_words():
     assert remind.snap("grocery list") == "grocery list"     # already the user's words
 
 
+@pytest.mark.parametrize("text, written, whole", [
+    ("recipient email address erik_k@acme.org, subject economics", "Erik_K", "erik_k@acme.org"),
+    ("invite oleg@company.io to the launch", "oleg", "oleg@company.io"),
+    ("the status of flight ID22210 and A17325", "22210", "ID22210"),       # a piece of a word with digits
+    ("message oleg at oleg@company.io", "oleg", None),                     # said whole outside the address
+    ("the event on 2025-06-03", "2025", None),                             # not glued: a date's year stays
+    ("flights ID22210 and ID22211", "2221", None),                         # two words fit
+    ("check the Leipzig-Halle airport", "Leipzig", None),                  # letters only: `snap`'s business
+])
+def test_a_piece_of_an_address_or_identifier_becomes_the_whole(text, written, whole):
+    assert request(text).whole_token(written) == whole
+
+
+def test_ground_call_writes_the_whole_address_but_not_for_a_name():
+    mail = Tool("send_email", "Send an email", {"type": "object", "properties": {
+        "to": {"type": "string", "description": "Recipient email address"},
+        "name": {"type": "string", "description": "Recipient's name"}}, "required": ["to"]})
+    text = "email erik_k@acme.org about the launch"
+    g = ground_call(ToolCall("send_email", {"to": "Erik_K", "name": "Erik_K"}), [mail], request(text))
+    assert g.call == ToolCall("send_email", {"to": "erik_k@acme.org", "name": "Erik_K"})
+    # spaces around a value are the model's, never the user's
+    g = ground_call(ToolCall("send_email", {"to": " erik_k@acme.org"}), [mail], request(text))
+    assert g.call == ToolCall("send_email", {"to": "erik_k@acme.org"})
+
+
 def test_ground_call_snaps_strings_but_never_enum_members():
     tool = Tool("play", "Play a song", {"type": "object", "properties": {
         "song": {"type": "string"}, "mode": {"type": "string", "enum": ["shufle", "repeat"]}}, "required": ["song"]})
@@ -274,6 +299,8 @@ EVENT = Tool("create_event", "Create a calendar event", {"type": "object", "prop
     ("add Standup to my calendar for 2026-03-19, starting at 3 PM", "Standup", "15:00"),
     ("add Standup on 2026-03-19 at 3 PM and Review at 4 PM", "2026-03-19", "2026-03-19"),   # two clocks: not read
     ("add Standup on 2026-03-19", "2026-03-19", "2026-03-19"),                              # no clock: not read
+    # "from one" may be an hour; the one time said with AM/PM is the time (a masked convert_timezone)
+    ("add Standup on 2026-03-19 at 3 AM, moved from one city's time zone", "3 AM", "03:00"),
 ])
 def test_a_time_parameter_holding_no_time_takes_the_one_clock_the_request_says(text, written, read):
     g = ground_call(ToolCall("create_event", {"title": "Standup", "date": "2026-03-19", "start_time": written}),
