@@ -14,6 +14,9 @@ never saw. This module reads the pairing the request states, for grounding (runt
 - two values of one type are swapped only when the request pairs at least one of them with the other's
   parameter and neither with its own. Anything less (no anchor said, both pairings, a value said twice
   for two calls) leaves the call as the model wrote it.
+
+And a string that runs on into the next parameter's name ("Open Water stars" for "called Open Water stars
+7") ends before it where the request says that name followed by its value (`before_label`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 from toolcore.schema import Tool
 
+from .baselines.symbolic import digitize
 from .choices import HOW_WORDS, words as name_words
 
 _TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[a-z]+|[=:,.;!?]")
@@ -127,3 +131,30 @@ def read_pairs(args: dict[str, Any], tool: Tool, request_text: str) -> dict[str,
         if (q in with_p or p in with_q) and p not in with_p and q not in with_q:
             out[p], out[q] = vq, vp
     return out
+
+
+def label_words(key: str) -> str:
+    """A parameter's name as words: "start_time" -> "start time", "targetPrice" -> "target price"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").replace("-", " ").lower().strip()
+
+
+def before_label(value: str, key: str, args: dict[str, Any], request: str) -> str | None:
+    """`value` without its last words where they are the name of another parameter the call fills and
+    the request says the rest, that name and that parameter's value in a row: "Open Water stars" for
+    "called Open Water stars 7" (`stars=7` beside it) -> "Open Water"; "tee time" for "about my tee
+    time" and "Fallen Stars" for "Fallen Stars, 7 stars" stay. None where that is not so."""
+    low = value.lower().rstrip()
+    text = digitize(request)
+    for other, given in args.items():
+        label = label_words(other)
+        if other == key or isinstance(given, (bool, dict, list)) or given is None or \
+                not re.fullmatch(r"[a-z]{3,}(?: [a-z]+)*", label) or not low.endswith(" " + label):
+            continue
+        head = value.rstrip()[:len(low) - len(label) - 1].rstrip(" ,:-")
+        written = f"{given:g}" if isinstance(given, (int, float)) else str(given).lower()
+        # the name, then its value: "stars 7", "stars: 7", "start time of 06:15" (not "Fallen Stars, 7 stars")
+        if head and written and re.search(re.escape(f"{head.lower()} {label}") + r"(?:\s*[:=]\s*|\s+)"
+                                          r"(?:(?:of|is|at|to|set to|being)\s+)?" + re.escape(written), text):
+            return head
+    return None
+

@@ -308,6 +308,29 @@ def test_a_time_parameter_holding_no_time_takes_the_one_clock_the_request_says(t
     assert g.call is not None and g.call.arguments["start_time"] == read
 
 
+MOVIE = Tool("rate_movie", "Rate a movie", {"type": "object", "properties": {
+    "movie": {"type": "string"}, "stars": {"type": "integer"}}, "required": ["movie", "stars"]})
+REMIND = Tool("create_reminder", "Create a reminder", {"type": "object", "properties": {
+    "title": {"type": "string"}, "time": {"type": "string"}}, "required": ["title", "time"]})
+
+
+@pytest.mark.parametrize("tool, text, call, fixed", [
+    (MOVIE, "Rate a movie you watched called Open Water stars 7.", {"movie": "Open Water stars", "stars": 7},
+     "Open Water"),
+    (MOVIE, "rate Open Water stars: seven", {"movie": "Open Water stars", "stars": 7}, "Open Water"),
+    (EVENT, "create an event called Open Water start time 06:15 on 2025-10-10",
+     {"title": "Open Water start time", "date": "2025-10-10", "start_time": "06:15"}, "Open Water"),
+    # the parameter's name is part of what was said, not followed by its value: it stays
+    (REMIND, "add a reminder at seven thirty this evening about my tee time.",
+     {"title": "tee time", "time": "7:30 PM"}, "tee time"),
+    (MOVIE, "rate the movie Fallen Stars, 7 stars", {"movie": "Fallen Stars", "stars": 7}, "Fallen Stars"),
+])
+def test_a_string_that_runs_into_another_parameters_name_ends_before_it(tool, text, call, fixed):
+    g = ground_call(ToolCall(tool.name, call), [tool], request(text))
+    first = next(iter(call))
+    assert g.call is not None and g.call.arguments[first] == fixed
+
+
 def test_a_date_written_without_its_zeros_gets_them():
     g = ground_call(ToolCall("create_event", {"title": "Standup", "date": "2026-1-2", "start_time": "09:30"}),
                     [EVENT], request("create Standup on January 2, 2026 at 9:30"))
