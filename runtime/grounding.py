@@ -46,7 +46,8 @@ parameters (also `*_hour` / `*_minute`: a clock pair) takes them from the one cl
 states, the way the symbolic parser reads it ("half past six" -> 6, 30; "10:30 PM" -> 22, 30; "7 in
 the evening" -> 19, 0); a clock said without AM/PM keeps the model's half of the day when the hour is
 one of its two readings. An integer `minutes` parameter (also `*_minutes`) whose value is not stated
-takes the duration the request states ("an hour and a half" -> 90) instead of withdrawing the call, and
+takes the duration the request states ("an hour and a half" -> 90; a number stated only as a percent or
+scale of a said one counts as unstated here: 150 is 1.5 x 100) instead of withdrawing the call, and
 so does one that is the duration in hours ("a timer for one hour" -> 1 becomes 60); one the request
 says only inside a clock time is not stated ("an alarm at 9:10 am" does not ground set_timer(10)).
 Where the request says several clock times, a call takes the one its own hour and minute point at
@@ -419,8 +420,10 @@ def read_times(args: dict[str, Any], tool: Tool, stated: StatedValues) -> dict[s
     if stated.duration is not None:
         for key in _integer_keys(tool, _MINUTES_KEY):
             value = args.get(key)
+            # a number said only as a percent or a scale of another one is no duration of its own: 150
+            # "states" 1.5 (x 100) but not "an hour and a half"
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value != stated.duration \
-                    and (not stated.states_number(float(value)) or value * 60 == stated.duration):
+                    and (float(value) not in stated.read or value * 60 == stated.duration):
                 out[key] = stated.duration     # unstated, or the hours of "one hour" written as minutes
     if out and len(tool.validation_errors({**args, **out})) > len(tool.validation_errors(args)):
         return {}                      # a reading the schema refuses (an hour limited to 1-12) is not used

@@ -240,6 +240,9 @@ def test_no_clock_time_leaves_the_call_to_the_model():
 def test_an_unstated_minutes_value_is_read_from_the_duration_and_a_stated_one_is_kept():
     g = ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("Put a timer on for an hour and a half"))
     assert g.call == ToolCall("set_timer", {"minutes": 90}) and g.read == {"minutes": 15}
+    # 150 is 1.5 x 100, a percent-style reading of the hour and a half, not a duration anyone said
+    g = ground_call(ToolCall("set_timer", {"minutes": 150}), [TIMER], request("Put a timer on for an hour and a half"))
+    assert g.call == ToolCall("set_timer", {"minutes": 90})
     kept = ground_call(ToolCall("set_timer", {"minutes": 5}), [TIMER], request("a 5 minute timer and one for 10 minutes"))
     assert kept.call == ToolCall("set_timer", {"minutes": 5}) and kept.read == {}
     assert ground_call(ToolCall("set_timer", {"minutes": 15}), [TIMER], request("start a timer")).call is None
