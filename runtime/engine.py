@@ -304,7 +304,8 @@ class ToolLoopEngine:
                     rows += new
                     self.timing.prefill_s += time.perf_counter() - t0
                 # rows rewriting a repeated call: the model's own probabilities, before the grammar's mask
-                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None)}
+                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None)
+                             } if self.cfg.divert_repeats else {}
                 unmasked = (diverting, torch.softmax(logits[list(diverting)], -1)) if diverting else None
                 if self.constraint is not None:
                     t0 = time.perf_counter()
@@ -623,14 +624,18 @@ class ToolLoopEngine:
         if end is None:
             return False
         start = next(k for k in range(end, -1, -1) if self.call_start in decode(seg[k:end + 1]))
-        removed = seg[start:]
-        # the same pieces the text events streamed, so a client can take back exactly that many characters
-        r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)
-        r.segment = seg[:start]
-        del r.ids[len(r.ids) - len(removed):]
+        self._cut(r, start)
         r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
         r.calls_blocked = True
         return True
+
+    def _cut(self, r: _Row, start: int) -> None:
+        """Take the row's turn back to its `start`-th token (ids too), keeping what was taken back as the
+        same pieces the text events streamed, so a client can take back exactly that many characters."""
+        removed = r.segment[start:]
+        r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)
+        r.segment = r.segment[:start]
+        del r.ids[len(r.ids) - len(removed):]
 
     def _divert_repeat(self, r: _Row) -> bool:
         """Where the call that just closed repeats one of the turn's earlier calls (name and arguments as
@@ -649,10 +654,7 @@ class ToolLoopEngine:
         marker = max((k for k, t in enumerate(r.segment) if t == self.call_start_id), default=None)
         if matcher is None or marker is None:
             return False
-        removed = r.segment[marker + 1:]
-        r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)
-        r.segment = r.segment[:marker + 1]
-        del r.ids[len(r.ids) - len(removed):]
+        self._cut(r, marker + 1)
         r.in_call, r.matcher, r.after_call, r.end_now, r.pending = True, matcher, False, False, []
         r.diverted += 1
         r.diverting = {"call": calls[-1].to_dict(), "diverted": True, "min_p": 1.0}
@@ -665,11 +667,7 @@ class ToolLoopEngine:
         record, r.diverting = r.diverting, None
         if record is None or record["min_p"] >= self.cfg.divert_min_p:
             return False
-        marker = max(k for k, t in enumerate(r.segment) if t == self.call_start_id)
-        removed = r.segment[marker:]
-        r.rewound_text = "".join(self.tok.decode([t], skip_special_tokens=False) for t in removed)
-        r.segment = r.segment[:marker]
-        del r.ids[len(r.ids) - len(removed):]
+        self._cut(r, max(k for k, t in enumerate(r.segment) if t == self.call_start_id))
         r.in_call, r.matcher, r.after_call, r.pending = False, None, False, []
         r.end_now = self.turn_end_id is not None
         record["taken_back"] = True

@@ -133,11 +133,6 @@ def read_pairs(args: dict[str, Any], tool: Tool, request_text: str) -> dict[str,
     return out
 
 
-def label_words(key: str) -> str:
-    """A parameter's name as words: "start_time" -> "start time", "targetPrice" -> "target price"."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").replace("-", " ").lower().strip()
-
-
 def before_label(value: str, key: str, args: dict[str, Any], request: str) -> str | None:
     """`value` without its last words where they are the name of another parameter the call fills and
     the request says the rest, that name and that parameter's value in a row: "Open Water stars" for
@@ -146,7 +141,7 @@ def before_label(value: str, key: str, args: dict[str, Any], request: str) -> st
     low = value.lower().rstrip()
     text = digitize(request)
     for other, given in args.items():
-        label = label_words(other)
+        label = " ".join(name_words(other))        # "start_time" -> "start time"
         if other == key or isinstance(given, (bool, dict, list)) or given is None or \
                 not re.fullmatch(r"[a-z]{3,}(?: [a-z]+)*", label) or not low.endswith(" " + label):
             continue
