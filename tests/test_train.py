@@ -165,6 +165,59 @@ def test_right_padded_rows_need_no_attention_mask(setup, multiple):
     assert ToolTrainer.attention_mask(type("T", (), {"unmasked_right_padding": True})(), left) is left["attention_mask"]
 
 
+def test_decision_tokens_weigh_more_in_the_loss(setup):
+    # decision_weight: the token opening each assistant turn and the token after each call closes
+    # (another call, or the end of the turn) count w times; every other labelled token once, and the
+    # mean still divides by the labelled-token count
+    from types import SimpleNamespace
+
+    from datasets import load_from_disk
+    from toolcore.suites import ConversationReader
+    from toolcore.tokenize import IGNORE, encode_conversation
+    from train.data import Collator
+    from train.tokens import add_tool_tokens
+    from train.trainer import ToolTrainer
+
+    _, data, base = setup
+    model, tok = load_model_and_tokenizer(str(base))
+    add_tool_tokens(model, tok, FMT, "mean")
+    train_rows = load_from_disk(str(data))["train"]
+    row = next(r for r in train_rows if r["category"] == "multi3")
+    ids, labels = encode_conversation(tok, FMT, ConversationReader()(row))
+    start, end = (tok.convert_tokens_to_ids(t) for t in (FMT.call_start, FMT.call_end))
+    stub = SimpleNamespace(real_tokens=0, labeled_lm_head=True, unmasked_right_padding=True,
+                           decision_weight=3.0, call_end_id=end)
+    stub.attention_mask = partial(ToolTrainer.attention_mask, stub)
+    stub.decision_weights = partial(ToolTrainer.decision_weights, stub)
+    batch = Collator(tok.pad_token_id)([{"input_ids": ids, "labels": labels}])
+
+    weights = stub.decision_weights(batch["input_ids"], batch["labels"])[0]
+    heavy = [labels[i + 1] for i in range(len(ids) - 1) if weights[i] == 3.0 and labels[i + 1] != IGNORE]
+    # three calls: open the first, open the second and third after a call closes, end after the third;
+    # then the answer after the results opens with words
+    assert heavy[:4] == [start, start, start, tok.eos_token_id], [tok.decode([t]) for t in heavy]
+    assert len(heavy) == 5 and heavy[4] not in (start, end, tok.eos_token_id)
+
+    with torch.no_grad():
+        weighted = ToolTrainer.compute_loss(stub, model, batch)
+        stub.decision_weight = 1.0
+        plain = ToolTrainer.compute_loss(stub, model, batch)
+        logits = model(input_ids=batch["input_ids"]).logits[0, :-1]
+    target = batch["labels"][0, 1:]
+    ce = torch.nn.functional.cross_entropy(logits.float(), target.clamp(min=0), reduction="none")
+    real = target != IGNORE
+    torch.testing.assert_close(plain, ce[real].mean(), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(weighted, (ce * weights)[real].sum() / real.sum(), rtol=1e-4, atol=1e-5)
+    assert weighted > plain
+
+
+def test_a_decision_weight_outside_the_causal_lm_trainer_fails_early():
+    with pytest.raises(Exception, match="training.decision_weight"):
+        TrainConfig(training=TrainingConfig(decision_weight=0))
+    with pytest.raises(Exception, match="training.decision_weight"):
+        TrainConfig(family=FamilyConfig(kind="lfm2_audio"), training=TrainingConfig(decision_weight=2))
+
+
 def test_category_weights_set_the_training_mix(setup):
     from collections import Counter
 

@@ -126,7 +126,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     trainer = ToolTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=train_ds.select(range(1)),
                           data_collator=Collator(tok.pad_token_id, t.pad_to_multiple_of), processing_class=tok, fmt=fmt, f1_cases=cases,
                           eval_max_new_tokens=t.eval_max_new_tokens, labeled_lm_head=t.labeled_lm_head,
-                          ddp_sync=t.ddp_sync, callbacks=extra_callbacks or [])
+                          decision_weight=t.decision_weight, ddp_sync=t.ddp_sync, callbacks=extra_callbacks or [])
     budget = fit_budget(trainer, train_ds, cfg, out, evaluating) if t.time_budget_minutes else {}
     train_rows = len(trainer.train_dataset)
     seconds, run_facts = fit(trainer, cfg, out, evaluating)

@@ -1,4 +1,4 @@
-"""transformers' Trainer with six additions, nothing home-made where the library does the job:
+"""transformers' Trainer with seven additions, nothing home-made where the library does the job:
 
 * the loss projects only labelled positions through the LM head (`logits_to_keep` with the
   positions labelled in any row of the batch): most tokens (system prompt, user, tool results) carry
@@ -9,7 +9,10 @@
 * no attention mask for right-padded batches (causal masking alone gives the same logits on real
   tokens); a model with bidirectional attention over its prompt would need unmasked_right_padding=False;
 * checkpoints without the resized embedding matrix (only LoRA and the new rows, as in adapter/);
-* an optional `ddp_sync=false` negative control that trains data-parallel ranks without syncing.
+* an optional `ddp_sync=false` negative control that trains data-parallel ranks without syncing;
+* optional extra weight on the decision tokens (`decision_weight`): the first token of each assistant
+  turn (a call or words) and the token right after each call closes (another call or the end of the
+  turn): a few tokens of each call turn, and they decide how many calls a request gets.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .sampler import ShuffledLengthGrouping
 class ToolTrainer(ShuffledLengthGrouping, Trainer):
     def __init__(self, *args: Any, fmt: ChatFormat, f1_cases: Sequence[Case] = (), eval_max_new_tokens: int = 64,
                  labeled_lm_head: bool = True, ddp_sync: bool = True, unmasked_right_padding: bool = True,
-                 **kwargs: Any):
+                 decision_weight: float = 1.0, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fmt = fmt
         self.f1_cases = list(f1_cases)
@@ -42,6 +45,11 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
         self.labeled_lm_head = labeled_lm_head
         self.ddp_sync = ddp_sync
         self.unmasked_right_padding = unmasked_right_padding
+        self.decision_weight = decision_weight
+        # the last token of the format's call-end marker: the position after it chooses what comes next
+        end = self.processing_class(fmt.call_end, add_special_tokens=False)["input_ids"] \
+            if fmt.call_end and decision_weight != 1 else []
+        self.call_end_id = end[-1] if end else None
         # our loss is already a mean over the labelled tokens of the whole accumulated batch
         self.model_accepts_loss_kwargs = True
         self.real_tokens = 0
@@ -52,6 +60,7 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
         labels = inputs["labels"]
         self.real_tokens += int(inputs["attention_mask"].sum())
         target = labels[:, 1:]
+        weight = self.decision_weights(inputs["input_ids"], labels) if self.decision_weight != 1 else None
         if self.labeled_lm_head:
             # positions whose next token carries a label in any row of the batch; the call still goes
             # through the (DDP-)wrapped model's own forward, so gradient sync stays armed
@@ -59,13 +68,26 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
             logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs),
                            logits_to_keep=keep).logits
             target = target[:, keep]
+            weight = weight[:, keep] if weight is not None else None
         else:
             logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs)).logits[:, :-1]
         mask = target != IGNORE
-        loss = torch.nn.functional.cross_entropy(logits[mask].float(), target[mask], reduction="sum")
+        loss = torch.nn.functional.cross_entropy(logits[mask].float(), target[mask],
+                                               reduction="sum" if weight is None else "none")
+        if weight is not None:
+            loss = (loss * weight[mask]).sum()
         denom = num_items_in_batch if num_items_in_batch is not None else mask.sum()
         loss = loss / denom.to(loss.device) if torch.is_tensor(denom) else loss / max(int(denom), 1)
         return (loss, None) if return_outputs else loss
+
+    def decision_weights(self, input_ids: Any, labels: Any) -> Any:
+        """Per target position (labels[:, 1:]): `decision_weight` where the token decides between a call
+        and words or between another call and the end of the turn, else 1. The mean's denominator stays
+        the labelled-token count, so the other tokens learn exactly as before."""
+        before = labels[:, :-1] == IGNORE                 # the target opens an assistant turn
+        if self.call_end_id is not None:
+            before = before | (input_ids[:, :-1] == self.call_end_id)
+        return torch.where(before, self.decision_weight, 1.0).to(torch.float32)
 
     def attention_mask(self, inputs: dict[str, Any]) -> Any:
         """None for right-padded rows of a causal LM: a real token only ever attends to earlier
