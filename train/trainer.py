@@ -47,6 +47,8 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
         self.unmasked_right_padding = unmasked_right_padding
         self.decision_weight = decision_weight
         # the last token of the format's call-end marker: the position after it chooses what comes next
+        # (a marker of several tokens, e.g. "</tool_call>" in a tokenizer without it, also weighs the
+        # tokens after its last piece where that piece ends other text)
         end = self.processing_class(fmt.call_end, add_special_tokens=False)["input_ids"] \
             if fmt.call_end and decision_weight != 1 else []
         self.call_end_id = end[-1] if end else None
