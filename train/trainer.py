@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import torch
 from transformers import Trainer
 
+from runtime.constrained import single_token_id
 from runtime.engine import GenerationConfig, ToolLoopEngine
 from toolcore.formats import ChatFormat
 from toolcore.metric import call_f1
@@ -46,12 +47,10 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
         self.ddp_sync = ddp_sync
         self.unmasked_right_padding = unmasked_right_padding
         self.decision_weight = decision_weight
-        # the last token of the format's call-end marker: the position after it chooses what comes next
-        # (a marker of several tokens, e.g. "</tool_call>" in a tokenizer without it, also weighs the
-        # tokens after its last piece where that piece ends other text)
-        end = self.processing_class(fmt.call_end, add_special_tokens=False)["input_ids"] \
-            if fmt.call_end and decision_weight != 1 else []
-        self.call_end_id = end[-1] if end else None
+        # the format's call-end token: the position after it chooses what comes next. A marker the
+        # tokenizer splits into pieces has no such token (its last piece may end other text too), so
+        # there only the turns' first tokens weigh more
+        self.call_end_id = single_token_id(self.processing_class, fmt.call_end) if decision_weight != 1 else None
         # our loss is already a mean over the labelled tokens of the whole accumulated batch
         self.model_accepts_loss_kwargs = True
         self.real_tokens = 0
