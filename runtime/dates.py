@@ -36,6 +36,11 @@ def find_dates(text: str) -> list[date]:
     return out
 
 
+def find_date_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` states a date with its year: (start, end) of each match (runtime/leftover.py)."""
+    return [m.span() for pattern in _DATES for m in pattern.finditer(text)]
+
+
 def date_read(value: str, dates: Sequence[date], *, alone: bool) -> str | None:
     """The request's date that a call's ISO-date value stands for: the same date written another way
     ("January 2, 2027"), the one stated date sharing its year and its month or day ("2027-01-20" or

@@ -50,6 +50,7 @@ from .constrained import keep_only, single_token_id
 from .copy_values import SpanCopier, locate, request_spans
 from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
+from .leftover import leftover_parts
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -124,6 +125,11 @@ class GenerationConfig:
     # call of a two-call request while still giving the second 0.15-0.25. Off: 0.1 on seed 1 took
     # hackathon 30 0.927 -> 0.944 but the test split 0.755 -> 0.754 (made-up extra calls; README)
     next_call_p: float = 0.0
+    # right after a call closes, where a part of the request states a value no call of the turn uses or
+    # names an offered tool none was made for (runtime/leftover.py: "..., then also for Köln" after the
+    # first city's call), another call opens when the model gives it at least this probability (0: off).
+    # The opened call is grounded and de-duplicated like any other
+    leftover_call_p: float = 0.0
     # with constrained: a call that repeats one the turn already made, name and arguments, is taken back
     # as soon as it closes and written again with that tool left out of its grammar (at most
     # `max_diverted` times a case). A 135M adapter that lost track of a three-part request repeats a call
@@ -326,7 +332,7 @@ class ToolLoopEngine:
                     for k, r in enumerate(rows):
                         if r.calls_blocked:
                             logits[k, self.call_start_id] = float("-inf")
-                if self.cfg.next_call_p > 0 and self.call_start_id is not None:
+                if (self.cfg.next_call_p > 0 or self.cfg.leftover_call_p > 0) and self.call_start_id is not None:
                     self._open_next_calls(rows, logits)
                 next_ids = self._sample(logits, gen)
                 if unmasked is not None:
@@ -414,7 +420,18 @@ class ToolLoopEngine:
         if not ks:
             return
         p = torch.softmax(logits[ks], -1)[:, self.call_start_id]
-        keep_only(logits, [k for k, pk in zip(ks, p.tolist()) if pk >= self.cfg.next_call_p], self.call_start_id)
+        keep_only(logits, [k for k, pk in zip(ks, p.tolist()) if 0 < self._next_call_floor(rows[k]) <= pk],
+                  self.call_start_id)
+
+    def _next_call_floor(self, r: _Row) -> float:
+        """The probability at which `r` opens another call: `leftover_call_p` where a part of its request
+        is left over (runtime/leftover.py), else `next_call_p` (0: the model's own choice)."""
+        text = r.conv.user_texts()[-1] if r.conv.user_texts() else ""
+        if self.cfg.leftover_call_p > 0 and text:
+            parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
+            if leftover_parts(text, r.out.calls + (parsed.calls if parsed else []), [t.name for t in r.conv.tools]):
+                return self.cfg.leftover_call_p
+        return self.cfg.next_call_p
 
     def _track_call(self, r: _Row, tid: int, tail: str) -> None:
         """Enter a call at its start marker (with a matcher for the case's tools), advance the matcher

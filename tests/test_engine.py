@@ -320,6 +320,27 @@ def test_next_call_p_opens_another_call_right_after_one_closes(trained):
     assert all(len(o.calls) == 1 for o in engine.run(forced))     # a forced call ends the turn as before
 
 
+def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_left(trained):
+    """Asked about two cities, the one-call model calls for one and ends its turn. With the floor at
+    (nearly) 0, another call opens while the other city is left over, and once every part is served the
+    model ends the turn as it would; a request in one part decodes exactly as without the floor."""
+    model, tok = trained
+    pairs = [("Rome", "Kyiv"), ("Oslo", "Rome")]
+    two = [Conversation([Message.text("user", f"how is the sky in {a}, and how is the sky in {b}?")], [SKY])
+           for a, b in pairs]
+    one = [user_case("Oslo"), user_case("Lima")]
+
+    def run(convs, p):
+        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=60, batch_size=2, leftover_call_p=p)).run(convs)
+
+    assert [o.text for o in run(one, 1e-12)] == [o.text for o in run(one, 0.0)]
+    greedy, low = run(two, 0.0), run(two, 1e-12)
+    assert all(len(o.calls) == 1 for o in greedy)
+    for o, g, pair in zip(low, greedy, pairs):
+        assert o.calls[0] == g.calls[0] and f"{FMT.call_end}{FMT.call_start}" in o.text
+        assert sorted(x.arguments["city"] for x in o.calls) == sorted(pair) and o.text.count(FMT.call_start) == 2
+
+
 def test_streaming_takes_back_the_withdrawn_call(guesser):
     model, tok = guesser
     engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))

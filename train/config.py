@@ -138,9 +138,9 @@ class TrainingConfig:
     gradient_checkpointing: bool = False
     # (*) loss weight of the decision tokens: the first token of each assistant turn (open a call or
     # answer in words) and the token after each call closes (another call or end the turn); the rest
-    # weigh 1. Aimed at a 135M adapter's commonest test-split loss, a request's last call left out; one
-    # seed, 4 against 1 (README, Training): hackathon 30 +0.047, hand-written +0.081, test split +0.003,
-    # unseen tools -0.036, multi-call requests no better, so off
+    # weigh 1. Aimed at a 135M adapter's commonest test-split loss, a request's last call left out. 4
+    # against 1 (README, Training): seed 1 hackathon 30 +0.047, hand-written +0.081, test split +0.003,
+    # unseen tools -0.036; seed 0 hackathon 30 -0.053, hand-written -0.008, test split -0.035. Off
     decision_weight: float = 1.0
     # (*) bf16 autocast around forward/backward, weights and optimizer state stay fp32 (family.dtype).
     # On CPUs with AVX512-BF16/AMX the matmuls run about 2x faster (this machine: 374 vs 182 GFLOP/s;

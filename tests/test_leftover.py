@@ -1,0 +1,47 @@
+"""runtime/leftover.py: the parts of a request that no call made so far serves."""
+
+from runtime.leftover import leftover_parts, split_parts
+from toolcore.schema import ToolCall
+
+OFFERED = ["get_weather", "get_time", "pan_right", "set_timer", "send_message", "locatePharmacy"]
+
+
+def call(name, **arguments):
+    return ToolCall(name, arguments)
+
+
+def test_requests_split_at_joining_words_but_never_inside_a_number():
+    assert split_parts("check Oslo, then also for Köln. Finally Turku") == ["check Oslo", "for Köln", "Turku"]
+    assert split_parts("round 1,277 and pan right one hundred and seventy-five degrees") == \
+        ["round 1,277", "pan right one hundred and seventy-five degrees"]
+
+
+def test_a_part_whose_value_no_call_uses_is_left_over():
+    text = "i need to locate pharmacy in Limassol, then also for Köln, and then do the same for in Turku"
+    got = leftover_parts(text, [call("locatePharmacy", location="Limassol"), call("locatePharmacy", location="Turku")], OFFERED)
+    assert got == ["for Köln"]
+    both = [call("locatePharmacy", location=c) for c in ("Limassol", "Köln", "Turku")]
+    assert leftover_parts(text, both, OFFERED) == []
+
+
+def test_numbers_are_read_spelled_out_and_as_durations():
+    text = "pan right by forty degrees, then turn right one hundred and seventy-five degrees"
+    assert leftover_parts(text, [call("pan_right", degrees=40)], OFFERED) == ["turn right one hundred and seventy-five degrees"]
+    assert leftover_parts(text, [call("pan_right", degrees=40), call("pan_right", degrees=175)], OFFERED) == []
+    assert leftover_parts("put two hours on the timer", [call("set_timer", minutes=120)], OFFERED) == []
+
+
+def test_a_part_without_values_is_served_by_a_call_to_its_tool_and_left_over_when_it_names_another():
+    text = "what time is it, and what do you see to your right"
+    assert leftover_parts(text, [call("get_time")], OFFERED) == ["what do you see to your right"]
+    assert leftover_parts(text, [call("get_time"), call("pan_right")], OFFERED) == []
+    # filler and words no tool is named by are never a part of their own
+    assert leftover_parts("hey there, get the weather in Oslo thanks a lot", [call("get_weather", location="Oslo")], OFFERED) == []
+
+
+def test_clock_times_and_dates_are_not_values_to_serve_and_no_calls_means_no_opinion():
+    text = "remind me at 8:00 PM on June 3rd, 2025 to call Mum"
+    assert leftover_parts(text, [call("create_reminder", title="call Mum", time="20:00")], OFFERED) == []
+    assert leftover_parts("what is the weather in Oslo", [], OFFERED) == []
+    # a possessive names the person the call has
+    assert leftover_parts("pull up Olivia's details", [call("search_contacts", query="Olivia")], OFFERED) == []
