@@ -130,6 +130,7 @@ class GenerationConfig:
     # first city's call), another call opens when the model gives it at least this probability (0: off).
     # The opened call is grounded and de-duplicated like any other
     leftover_call_p: float = 0.0
+    max_leftover_calls: int = 3             # at most this many calls opened so, a case
     # with constrained: a call that repeats one the turn already made, name and arguments, is taken back
     # as soon as it closes and written again with that tool left out of its grammar (at most
     # `max_diverted` times a case). A 135M adapter that lost track of a three-part request repeats a call
@@ -219,6 +220,7 @@ class _Row:
         self.diverted = 0                     # repeated calls written again with another tool
         self.diverting: dict[str, Any] | None = None   # while writing one: its record (min_p: the least
         #                                               probability the model gave one of its tokens)
+        self.left_opened: list[int] = []      # calls opened for a left-over part: how many calls came before each
 
 
 class ToolLoopEngine:
@@ -427,10 +429,13 @@ class ToolLoopEngine:
         """The probability at which `r` opens another call: `leftover_call_p` where a part of its request
         is left over (runtime/leftover.py), else `next_call_p` (0: the model's own choice)."""
         text = r.conv.user_texts()[-1] if r.conv.user_texts() else ""
-        if self.cfg.leftover_call_p > 0 and text:
-            parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
-            if leftover_parts(text, r.out.calls + (parsed.calls if parsed else []), [t.name for t in r.conv.tools]):
-                return self.cfg.leftover_call_p
+        if self.cfg.leftover_call_p <= 0 or not text or len(r.left_opened) >= self.cfg.max_leftover_calls:
+            return self.cfg.next_call_p
+        parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
+        calls = r.out.calls + (parsed.calls if parsed else [])
+        if leftover_parts(text, calls, [t.name for t in r.conv.tools]):
+            r.left_opened.append(len(calls))
+            return self.cfg.leftover_call_p
         return self.cfg.next_call_p
 
     def _track_call(self, r: _Row, tid: int, tail: str) -> None:

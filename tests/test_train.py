@@ -218,6 +218,41 @@ def test_a_decision_weight_outside_the_causal_lm_trainer_fails_early():
         TrainConfig(family=FamilyConfig(kind="lfm2_audio"), training=TrainingConfig(decision_weight=2))
 
 
+def test_lora_on_the_top_layers_stops_the_backward_pass_below_them(setup):
+    # lora.top_layers=1 of 2: adapters in the last layer only, no gradient ever reaches the first, and the
+    # new tool tokens' rows still learn through the tied output head
+    from peft import get_peft_model
+
+    from train.run import lora_config, stop_gradient_below, top_layer_indices
+    from train.tokens import add_tool_tokens
+
+    root, data, base = setup
+    cfg = config(root, data, base, "top1", max_steps=2, eval_every=0)
+    cfg.lora.top_layers = 1
+    model, tok = load_model_and_tokenizer(str(base))
+    new_ids = add_tool_tokens(model, tok, FMT, "mean")
+    top = top_layer_indices(cfg, model)
+    peft_model = get_peft_model(model, lora_config(cfg, model, new_ids))
+    stop_gradient_below(peft_model, top[0])
+    lora = [n for n, p in peft_model.named_parameters() if p.requires_grad and "lora_" in n]
+    assert top == [1] and lora and all(".layers.1." in n for n in lora)
+    reached = []
+    peft_model.get_decoder().layers[0].register_full_backward_hook(lambda *a: reached.append(1))
+    ids = torch.tensor([[5, 6, *new_ids, 7]])
+    peft_model(input_ids=ids, labels=ids).loss.backward()
+    assert not reached
+    rows = [p for n, p in peft_model.named_parameters() if p.requires_grad and "trainable_tokens" in n]
+    assert rows and all(p.grad is not None and p.grad.abs().sum() > 0 for p in rows)
+    metrics = train(cfg)                                           # and a whole run trains with it
+    assert len(metrics["loss_history"]) == 1 and (root / "top1" / "adapter" / "adapter_config.json").exists()
+    with pytest.raises(Exception, match="lora.top_layers"):
+        TrainConfig(lora=LoraSettings(top_layers=0))
+    too_many = config(root, data, base, "top9", max_steps=1, eval_every=0)
+    too_many.lora.top_layers = 9
+    with pytest.raises(Exception, match="has 2 decoder layers"):
+        train(too_many)
+
+
 def test_category_weights_set_the_training_mix(setup):
     from collections import Counter
 

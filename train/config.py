@@ -57,6 +57,11 @@ class LoraSettings:
     r: int = 16                 # (*) rank
     alpha: int = 32
     dropout: float = 0.0
+    # LoRA on the top N decoder layers only (null: all). Nothing below them trains, so the backward pass
+    # stops at the first of them and a step costs less; the new tool tokens' rows still learn, through
+    # the output head where it is tied to the embeddings (SmolLM2, Qwen2.5 0.5B), else they keep their
+    # initialisation
+    top_layers: int | None = None
 
 
 @dataclass
@@ -199,6 +204,11 @@ class TrainConfig:
                        "e.g. text_loss_weight=1.0 audio_loss_weight=0.5")
         if self.lora.r <= 0:
             raise _bad("lora.r", "must be positive")
+        if self.lora.top_layers is not None and self.lora.top_layers <= 0:
+            raise _bad("lora.top_layers", "must be a positive layer count (null: every layer)")
+        if self.lora.top_layers is not None and self.family.kind != "causal_lm":
+            raise _bad("lora.top_layers", f"applies to family.kind=causal_lm, not {self.family.kind}",
+                       "leave lora.top_layers=null")
         t = self.training
         if t.max_steps <= 0 and t.epochs <= 0:
             raise _bad("training.max_steps", "set max_steps > 0 or epochs > 0")

@@ -43,9 +43,38 @@ def embedding_module_name(model: Any) -> str:
 def lora_config(cfg: TrainConfig, model: Any, new_ids: list[int]):
     from peft import LoraConfig
 
+    top = top_layer_indices(cfg, model)
+    targets = cfg.family.lora_targets
+    if top and targets == "all-linear":        # peft takes layers_to_transform with named modules only
+        targets = sorted({name.rsplit(".", 1)[-1] for name, m in model.get_decoder().layers[0].named_modules()
+                          if type(m).__name__ == "Linear"})
     return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                      target_modules=cfg.family.lora_targets, task_type="CAUSAL_LM",
+                      target_modules=targets, task_type="CAUSAL_LM",
+                      layers_to_transform=top, layers_pattern="layers" if top else None,
                       trainable_token_indices={embedding_module_name(model): new_ids} if new_ids else None)
+
+
+def top_layer_indices(cfg: TrainConfig, model: Any) -> list[int] | None:
+    """The decoder layers `lora.top_layers` names (None: all of them)."""
+    if cfg.lora.top_layers is None:
+        return None
+    n = model.config.num_hidden_layers
+    if cfg.lora.top_layers > n:
+        raise ToolkitError(f"lora.top_layers={cfg.lora.top_layers} but {cfg.family.path} has {n} decoder layers",
+                           field="lora.top_layers", fix=f"a value from 1 to {n}, or null for all")
+    return list(range(n - cfg.lora.top_layers, n))
+
+
+def stop_gradient_below(model: Any, first: int) -> None:
+    """Nothing below decoder layer `first` trains: its input is detached, so backward stops there."""
+    layer = model.get_decoder().layers[first]
+
+    def detach(module, args, kwargs):
+        if args:
+            return (args[0].detach(), *args[1:]), kwargs
+        return args, {**kwargs, "hidden_states": kwargs["hidden_states"].detach()}
+
+    layer.register_forward_pre_hook(detach, with_kwargs=True)
 
 
 def prepare_run(cfg: TrainConfig) -> tuple[Path, str]:
@@ -101,7 +130,10 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     new_ids = add_tool_tokens(model, tok, fmt, cfg.family.new_token_init)
+    top = top_layer_indices(cfg, model)
     model = get_peft_model(model, lora_config(cfg, model, new_ids))
+    if top:
+        stop_gradient_below(model, top[0])
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
 
     train_ds, dropped = tokenize_split(cfg.data, "train", tok, fmt, cfg.data.train_examples)
