@@ -103,8 +103,9 @@ def _stated_values(part: str) -> set[str]:
     spans = [(c.start, c.end) for c in find_clocks(num)] + find_date_spans(num)
     for start, end in spans:
         num = num[:start] + " " * (end - start) + num[end:]
+    left = set(re.findall(r"[\w-]+", num))      # "AM" of "5 AM", "June" of "June 3rd, 2025" went with their span
     capitalised = {w.lower() for w in _CAPITALISED.findall(part.strip()) if w.lower() not in _FILLER}
-    return _numbers(num) | capitalised | _emails(part)
+    return _numbers(num) | (capitalised & left) | _emails(part)
 
 
 _LEADING_JOIN = re.compile(rf"^(?:(?:{_JOINS})(?:\s+|$))+", re.I)

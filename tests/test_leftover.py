@@ -42,6 +42,8 @@ def test_a_part_without_values_is_served_by_a_call_to_its_tool_and_left_over_whe
 def test_clock_times_and_dates_are_not_values_to_serve_and_no_calls_means_no_opinion():
     text = "remind me at 8:00 PM on June 3rd, 2025 to call Mum"
     assert leftover_parts(text, [call("create_reminder", title="call Mum", time="20:00")], OFFERED) == []
+    # a part that states only a clock time is served by a call to its tool, whatever hour it wrote
+    assert leftover_parts("set an alarm for 5 AM", [call("set_alarm", hour=15, minute=0)], OFFERED + ["set_alarm"]) == []
     assert leftover_parts("what is the weather in Oslo", [], OFFERED) == []
     # a possessive names the person the call has
     assert leftover_parts("pull up Olivia's details", [call("search_contacts", query="Olivia")], OFFERED) == []
