@@ -96,16 +96,17 @@ def _part_tokens(part: str) -> set[str]:
     return _words(part) | _numbers(num) | _emails(part) | ({str(duration)} if duration else set())
 
 
-def _stated_values(part: str) -> set[str]:
+def _stated_values(part: str, offered_stems: set[str]) -> set[str]:
     """The values a part states: numbers outside its clock times and dates, capitalised words after its
-    first, email addresses."""
+    first that do not name an offered tool ("on Spotify" for spotify.play), email addresses."""
     num = digitize(part)
     spans = [(c.start, c.end) for c in find_clocks(num)] + find_date_spans(num)
     for start, end in spans:
         num = num[:start] + " " * (end - start) + num[end:]
     left = set(re.findall(r"[\w-]+", num))      # "AM" of "5 AM", "June" of "June 3rd, 2025" went with their span
     capitalised = {w.lower() for w in _CAPITALISED.findall(part.strip()) if w.lower() not in _FILLER}
-    return _numbers(num) | (capitalised & left) | _emails(part)
+    named = {w for w in capitalised if w[:4] in offered_stems}
+    return _numbers(num) | ((capitalised & left) - named) | _emails(part)
 
 
 _LEADING_JOIN = re.compile(rf"^(?:(?:{_JOINS})(?:\s+|$))+", re.I)
@@ -128,7 +129,7 @@ def leftover_parts(text: str, calls: Sequence[ToolCall], offered: Sequence[str])
     offered_stems = set().union(*(_name_stems(n) for n in offered)) if offered else set()
     out = []
     for part in split_parts(text):
-        values = _stated_values(part)
+        values = _stated_values(part, offered_stems)
         if _part_tokens(part) & served_by or (not values and _stems(part) & called):
             continue
         if values or _stems(part) & offered_stems:

@@ -45,5 +45,7 @@ def test_clock_times_and_dates_are_not_values_to_serve_and_no_calls_means_no_opi
     # a part that states only a clock time is served by a call to its tool, whatever hour it wrote
     assert leftover_parts("set an alarm for 5 AM", [call("set_alarm", hour=15, minute=0)], OFFERED + ["set_alarm"]) == []
     assert leftover_parts("what is the weather in Oslo", [], OFFERED) == []
+    # a capitalised word that names an offered tool is not a value to serve
+    assert leftover_parts("play Taylor Swift, and on Spotify", [call("spotify.play", artist="Taylor Swift")], ["spotify.play"]) == []
     # a possessive names the person the call has
     assert leftover_parts("pull up Olivia's details", [call("search_contacts", query="Olivia")], OFFERED) == []
