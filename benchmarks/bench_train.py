@@ -1,6 +1,6 @@
 """Training throughput: real (non-pad) tokens/s and peak memory for SmolLM2-135M LoRA.
 
-    python benchmarks/bench_train.py [--steps 6] [--examples 160]
+    python benchmarks/bench_train.py [--steps 6] [--examples 160] [--setups toolkit-bf16,toolkit-bf16-top15]
 
 Same model, same data (the default dataset's first examples, rendered in the generic format), same
 LoRA (r=16 on all linear layers), batch 8, fp32 unless named bf16, measured in this run, each setup
@@ -10,6 +10,8 @@ in its own process (peak RSS is per process):
   toolkit   this toolkit's trainer: the above plus the LM head only on labelled positions and no
             attention mask for right-padded rows (the causal mask alone gives the same logits)
   toolkit-bf16  the same with bf16 autocast (fp32 weights, bf16 matmuls): smollm2_cpu_lora's setting
+  toolkit-bf16-top15  the same with LoRA on the top 15 of 30 layers (lora.top_layers=15): backward
+            stops below them
 Reported: tokens/s after one warm-up step, the ratio to TRL, padding waste, peak RSS, and the
 fraction of this machine's ceiling = measured matmul FLOP/s / (4 x parameters per token), against
 the fp32 ceiling (the issue's definition) and against the ceiling of the row's own matmul precision.
@@ -26,7 +28,7 @@ import time
 
 from machine import matmul_flops   # benchmarks/machine.py (this folder is on sys.path when run as a script)
 
-SETUPS = ("trl", "trainer", "toolkit", "toolkit-bf16")
+SETUPS = ("trl", "trainer", "toolkit", "toolkit-bf16", "toolkit-bf16-top15")
 
 
 def worker(setup: str, steps: int, examples: int) -> dict:
@@ -36,14 +38,15 @@ def worker(setup: str, steps: int, examples: int) -> dict:
     from toolcore.hub import load_causal_lm, load_tokenizer
     from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig
     from train.data import Collator, tokenize_split
-    from train.run import lora_config
+    from train.run import lora_config, stop_gradient_below, top_layer_indices
     from train.tokens import add_tool_tokens
 
     fmt = get_format("generic")
     tok = load_tokenizer("smollm2")
     model = load_causal_lm("smollm2")
     new_ids = add_tool_tokens(model, tok, fmt)
-    cfg = TrainConfig(family=FamilyConfig(), lora=LoraSettings(r=16, alpha=32))
+    top = 15 if setup.endswith("-top15") else None
+    cfg = TrainConfig(family=FamilyConfig(), lora=LoraSettings(r=16, alpha=32, top_layers=top))
     ds, _ = tokenize_split(DataConfig(), "train", tok, fmt, examples)
     timing = {"t0": None, "tokens": 0, "padded": 0}
 
@@ -80,11 +83,13 @@ def worker(setup: str, steps: int, examples: int) -> dict:
         from train.trainer import ToolTrainer
 
         model = get_peft_model(model, lora_config(cfg, model, new_ids))
+        if top:
+            stop_gradient_below(model, top_layer_indices(cfg, model)[0])
         args = TrainingArguments(output_dir="/tmp/bench_tk", per_device_train_batch_size=8, max_steps=steps + 1,
                                  learning_rate=2e-3, report_to=[], use_cpu=True, logging_steps=1000,
                                  save_strategy="no", train_sampling_strategy="group_by_length",
                                  length_column_name="length", remove_unused_columns=False,
-                                 bf16=setup == "toolkit-bf16")
+                                 bf16=setup.startswith("toolkit-bf16"))
         collator = Collator(tok.pad_token_id)
         trainer = ToolTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, fmt=fmt,
                               data_collator=lambda rows: (lambda b: (count(b), b)[1])(collator(rows)),
@@ -102,6 +107,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--examples", type=int, default=160)
     ap.add_argument("--worker", choices=SETUPS)
+    ap.add_argument("--setups", default=",".join(SETUPS), help="comma-separated subset of " + ", ".join(SETUPS))
     args = ap.parse_args()
     if args.worker:
         print("RESULT " + json.dumps(worker(args.worker, args.steps, args.examples)))
@@ -110,7 +116,9 @@ def main() -> None:
     from rich.table import Table
 
     results = {}
-    for setup in SETUPS:
+    for setup in args.setups.split(","):
+        if setup not in SETUPS:
+            raise SystemExit(f"--setups: unknown setup {setup!r}; choose from {', '.join(SETUPS)}")
         out = subprocess.run([sys.executable, __file__, "--worker", setup, "--steps", str(args.steps),
                               "--examples", str(args.examples)], capture_output=True, text=True)
         line = next((l for l in out.stdout.splitlines() if l.startswith("RESULT ")), None)
@@ -129,7 +137,7 @@ def main() -> None:
         t.add_column(col, justify="right")
     base = results.get("trl", {}).get("tokens_per_s")
     for s, r in results.items():
-        prec = "bf16" if s.endswith("bf16") else "fp32"
+        prec = "bf16" if "bf16" in s else "fp32"
         t.add_row(s, prec, f"{r['tokens_per_s']:.0f}", f"{r['tokens_per_s'] / base:.2f}x" if base else "-",
                   f"{r['tokens_per_s'] / ceiling['fp32']:.0%}", f"{r['tokens_per_s'] / ceiling[prec]:.0%}",
                   f"{r['padding']:.0%}", f"{r['peak_rss_gb']:.2f}")
