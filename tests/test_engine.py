@@ -322,8 +322,9 @@ def test_next_call_p_opens_another_call_right_after_one_closes(trained):
 
 def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_left(trained):
     """Asked about two cities, the one-call model calls for one and ends its turn. With the floor at
-    (nearly) 0, another call opens while the other city is left over, and once every part is served the
-    model ends the turn as it would; a request in one part decodes exactly as without the floor."""
+    (nearly) 0, another call opens right after it while the other city is left over, at most
+    `max_leftover_calls` times; what it writes is grounded like any call (a city the request says, the
+    first call not twice). A request in one part is served by its call: it decodes exactly as without."""
     model, tok = trained
     pairs = [("Rome", "Kyiv"), ("Oslo", "Rome")]
     two = [Conversation([Message.text("user", f"how is the sky in {a}, and how is the sky in {b}?")], [SKY])
@@ -338,7 +339,8 @@ def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_
     assert all(len(o.calls) == 1 for o in greedy)
     for o, g, pair in zip(low, greedy, pairs):
         assert o.calls[0] == g.calls[0] and f"{FMT.call_end}{FMT.call_start}" in o.text
-        assert sorted(x.arguments["city"] for x in o.calls) == sorted(pair) and o.text.count(FMT.call_start) == 2
+        assert 2 <= o.text.count(FMT.call_start) <= 1 + GenerationConfig().max_leftover_calls
+        assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in pair for x in o.calls)
 
 
 def test_streaming_takes_back_the_withdrawn_call(guesser):
