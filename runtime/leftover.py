@@ -14,7 +14,7 @@ and the calls' values, for any tools, no model needed:
   dates, a capitalised word after its first, an email address) or names an offered tool ("look right").
 
 On the validation split's predictions of stop 35's default adapter (300 cases, 26 of them ending with
-fewer calls than expected) this fires on 13 of the 26 and on 16 others, 5 of them already right.
+fewer calls than expected) this fires on 13 of the 26 and on 14 others (their F1 summed to 2.7).
 """
 
 from __future__ import annotations
