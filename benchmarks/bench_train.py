@@ -38,7 +38,7 @@ def worker(setup: str, steps: int, examples: int) -> dict:
     from toolcore.hub import load_causal_lm, load_tokenizer
     from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig
     from train.data import Collator, tokenize_split
-    from train.run import lora_config, stop_gradient_below, top_layer_indices
+    from train.run import add_lora, lora_config
     from train.tokens import add_tool_tokens
 
     fmt = get_format("generic")
@@ -78,13 +78,9 @@ def worker(setup: str, steps: int, examples: int) -> dict:
         collate = trainer.data_collator
         trainer.data_collator = lambda rows: (lambda b: (count(b), b)[1])(collate(rows))
     else:
-        from peft import get_peft_model
-
         from train.trainer import ToolTrainer
 
-        model = get_peft_model(model, lora_config(cfg, model, new_ids))
-        if top:
-            stop_gradient_below(model, top_layer_indices(cfg, model)[0])
+        model = add_lora(cfg, model, new_ids)
         args = TrainingArguments(output_dir="/tmp/bench_tk", per_device_train_batch_size=8, max_steps=steps + 1,
                                  learning_rate=2e-3, report_to=[], use_cpu=True, logging_steps=1000,
                                  save_strategy="no", train_sampling_strategy="group_by_length",

@@ -220,7 +220,7 @@ class _Row:
         self.diverted = 0                     # repeated calls written again with another tool
         self.diverting: dict[str, Any] | None = None   # while writing one: its record (min_p: the least
         #                                               probability the model gave one of its tokens)
-        self.left_opened: list[int] = []      # calls opened for a left-over part: how many calls came before each
+        self.left_opened = 0                  # calls opened for a left-over part (at most max_leftover_calls)
 
 
 class ToolLoopEngine:
@@ -429,12 +429,12 @@ class ToolLoopEngine:
         """The probability at which `r` opens another call: `leftover_call_p` where a part of its request
         is left over (runtime/leftover.py), else `next_call_p` (0: the model's own choice)."""
         text = r.conv.user_texts()[-1] if r.conv.user_texts() else ""
-        if self.cfg.leftover_call_p <= 0 or not text or len(r.left_opened) >= self.cfg.max_leftover_calls:
+        if self.cfg.leftover_call_p <= 0 or not text or r.left_opened >= self.cfg.max_leftover_calls:
             return self.cfg.next_call_p
         parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
         calls = r.out.calls + (parsed.calls if parsed else [])
         if leftover_parts(text, calls, [t.name for t in r.conv.tools]):
-            r.left_opened.append(len(calls))
+            r.left_opened += 1
             return self.cfg.leftover_call_p
         return self.cfg.next_call_p
 

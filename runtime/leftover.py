@@ -26,6 +26,7 @@ from toolcore.schema import ToolCall
 
 from .baselines.symbolic import digitize, find_clocks, parse_duration_minutes
 from .dates import find_date_spans
+from .grounding import EMAIL
 
 _JOINS = r"and\s+then|and\s+also|then|also|as\s+well\s+as|and|&"
 _SPLIT = re.compile(
@@ -38,7 +39,6 @@ _FILLER = frozenset(
     "the a an to for of in on at me my i you your and or is it what whats with please can could would want "
     "need like know tell let find get show give set make check be do does this that there here some any up "
     "by from about as are if how much many now today just so same thing again more one also".split())
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<=\s)[A-ZÀ-Þ][\w-]*")
 
@@ -65,7 +65,7 @@ def _name_stems(name: str) -> set[str]:
 
 
 def _emails(text: str) -> set[str]:
-    return {e.lower() for e in _EMAIL.findall(text)}
+    return {e.lower() for e in EMAIL.findall(text)}
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -221,9 +221,7 @@ def test_a_decision_weight_outside_the_causal_lm_trainer_fails_early():
 def test_lora_on_the_top_layers_stops_the_backward_pass_below_them(setup):
     # lora.top_layers=1 of 2: adapters in the last layer only, no gradient ever reaches the first, and the
     # new tool tokens' rows still learn through the tied output head
-    from peft import get_peft_model
-
-    from train.run import lora_config, stop_gradient_below, top_layer_indices
+    from train.run import add_lora, top_layer_indices
     from train.tokens import add_tool_tokens
 
     root, data, base = setup
@@ -232,8 +230,7 @@ def test_lora_on_the_top_layers_stops_the_backward_pass_below_them(setup):
     model, tok = load_model_and_tokenizer(str(base))
     new_ids = add_tool_tokens(model, tok, FMT, "mean")
     top = top_layer_indices(cfg, model)
-    peft_model = get_peft_model(model, lora_config(cfg, model, new_ids))
-    stop_gradient_below(peft_model, top[0])
+    peft_model = add_lora(cfg, model, new_ids)
     lora = [n for n, p in peft_model.named_parameters() if p.requires_grad and "lora_" in n]
     assert top == [1] and lora and all(".layers.1." in n for n in lora)
     reached = []

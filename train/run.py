@@ -54,6 +54,17 @@ def lora_config(cfg: TrainConfig, model: Any, new_ids: list[int]):
                       trainable_token_indices={embedding_module_name(model): new_ids} if new_ids else None)
 
 
+def add_lora(cfg: TrainConfig, model: Any, new_ids: list[int]) -> Any:
+    """`model` with LoRA as `cfg.lora` says; with `lora.top_layers`, the backward pass stops below them."""
+    from peft import get_peft_model
+
+    top = top_layer_indices(cfg, model)
+    model = get_peft_model(model, lora_config(cfg, model, new_ids))
+    if top:
+        stop_gradient_below(model, top[0])
+    return model
+
+
 def top_layer_indices(cfg: TrainConfig, model: Any) -> list[int] | None:
     """The decoder layers `lora.top_layers` names (None: all of them)."""
     if cfg.lora.top_layers is None:
@@ -115,7 +126,6 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         return train_ovis(cfg, extra_callbacks=extra_callbacks)
 
     import torch
-    from peft import get_peft_model
     from transformers import TrainingArguments
 
     from .trainer import ToolTrainer
@@ -130,10 +140,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     new_ids = add_tool_tokens(model, tok, fmt, cfg.family.new_token_init)
-    top = top_layer_indices(cfg, model)
-    model = get_peft_model(model, lora_config(cfg, model, new_ids))
-    if top:
-        stop_gradient_below(model, top[0])
+    model = add_lora(cfg, model, new_ids)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
 
     train_ds, dropped = tokenize_split(cfg.data, "train", tok, fmt, cfg.data.train_examples)
