@@ -51,16 +51,25 @@ def worker(setup: str, steps: int, examples: int) -> dict:
     timing = {"t0": None, "tokens": 0, "padded": 0}
 
     class Clock(TrainerCallback):
-        # starts when the warm-up step ends: the Trainer collates a step's batches before that step's
-        # on_step_begin, so a clock started there would time one batch it never counts
+        # starts when the warm-up step ends
         def on_step_end(self, args, state, control, **kw):
             if state.global_step == 1:
                 timing["t0"] = time.perf_counter()
 
-    def count(batch):
-        if timing["t0"] is not None:
-            timing["tokens"] += int(batch["attention_mask"].sum())
-            timing["padded"] += batch["attention_mask"].numel()
+    def counted(trainer):
+        """Count each batch where a timed step takes it, not where it is collated: the data loader
+        collates one batch ahead (accelerate looks ahead for the epoch's end), so counting in the
+        collator credited the timed window with a batch it never trained on and missed the first one
+        it did (with two batches an epoch, none at all)."""
+        step = trainer.training_step
+
+        def training_step(model, inputs, *args, **kwargs):
+            if timing["t0"] is not None:
+                timing["tokens"] += int(inputs["attention_mask"].sum())
+                timing["padded"] += inputs["attention_mask"].numel()
+            return step(model, inputs, *args, **kwargs)
+        trainer.training_step = training_step
+        return trainer
 
     if setup == "trl":
         from datasets import Dataset
@@ -73,10 +82,8 @@ def worker(setup: str, steps: int, examples: int) -> dict:
         # plain LoRA for TRL: its fused LM head cannot take peft's trainable-token wrapper on a tied
         # head (AttributeError: 'TrainableTokensWrapper' object has no attribute 'bias'); the 4 added
         # rows staying frozen changes its compute by nothing measurable
-        trainer = SFTTrainer(model=model, args=args, train_dataset=text, processing_class=tok,
-                             peft_config=lora_config(cfg, model, []), callbacks=[Clock()])
-        collate = trainer.data_collator
-        trainer.data_collator = lambda rows: (lambda b: (count(b), b)[1])(collate(rows))
+        trainer = counted(SFTTrainer(model=model, args=args, train_dataset=text, processing_class=tok,
+                                     peft_config=lora_config(cfg, model, []), callbacks=[Clock()]))
     else:
         from train.trainer import ToolTrainer
 
@@ -86,11 +93,10 @@ def worker(setup: str, steps: int, examples: int) -> dict:
                                  save_strategy="no", train_sampling_strategy="group_by_length",
                                  length_column_name="length", remove_unused_columns=False,
                                  bf16=setup.startswith("toolkit-bf16"))
-        collator = Collator(tok.pad_token_id)
-        trainer = ToolTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, fmt=fmt,
-                              data_collator=lambda rows: (lambda b: (count(b), b)[1])(collator(rows)),
-                              labeled_lm_head=setup.startswith("toolkit"),
-                              unmasked_right_padding=setup.startswith("toolkit"), callbacks=[Clock()])
+        trainer = counted(ToolTrainer(model=model, args=args, train_dataset=ds, processing_class=tok, fmt=fmt,
+                                      data_collator=Collator(tok.pad_token_id),
+                                      labeled_lm_head=setup.startswith("toolkit"),
+                                      unmasked_right_padding=setup.startswith("toolkit"), callbacks=[Clock()]))
     trainer.train()
     seconds = time.perf_counter() - timing["t0"]
     return {"setup": setup, "tokens_per_s": timing["tokens"] / seconds, "padding": 1 - timing["tokens"] / timing["padded"],
