@@ -21,6 +21,10 @@ The converse, strictly: an optional enum parameter the call leaves out gets the 
 parameter by a word of its own (its name or description, not the member's): "local climate: dry" ->
 climate="dry", "the unit system being metric" -> units="metric". A member said alone ("in the US") or
 two members said ("imperial ... then metric": which call gets which is the model's to say) add nothing.
+Likewise an optional boolean the call leaves out gets the value the request gives it in one of the
+phrasings data_gen writes flags with (toolcore.schema `FLAG_PHRASES`: "open now enabled", "verbose
+turned off", "without tolls", "include volume"), naming it by its name's words or its description's
+noun (`named_flag`); a request that says it both ways adds nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from toolcore.schema import Tool
+from toolcore.schema import FLAG_PHRASES, Tool, description_noun
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # description words that say how a parameter works, not what it is about
@@ -108,3 +112,26 @@ def unasked_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) 
     if not (is_member or isinstance(value, bool)):
         return False
     return not names_choice(key, value, tool, said_texts)
+
+
+def _flag_pattern(noun: str, value: bool) -> re.Pattern[str]:
+    noun_re = r"\s+".join(re.escape(w) for w in noun.lower().split())
+    forms = [r"(?<![\w-])" + noun_re.join(re.escape(part).replace(r"\ ", r"\s+") for part in f.split("{noun}"))
+             + r"(?![\w-])" for f in FLAG_PHRASES[value]]
+    return re.compile("|".join(forms))
+
+
+def named_flag(key: str, tool: Tool, request: str) -> bool | None:
+    """The value `request` gives `tool`'s optional boolean parameter `key` in one of the flag phrasings
+    (module docstring), by the parameter's name ("open_now" -> "open now") or its description's noun;
+    None where it says none, or both."""
+    spec = tool.properties.get(key)
+    if key in tool.required or not isinstance(spec, dict) or spec.get("type") != "boolean":
+        return None
+    nouns = {" ".join(words(key)), description_noun(str(spec.get("description") or "")).lower()}
+    # a noun needs a word of three letters or more, none a code: the masked names data_gen makes ("p_4z0")
+    # say nothing
+    nouns = {n for n in nouns if any(len(w) > 2 for w in n.split()) and not any(c.isdigit() for c in n)}
+    request = request.lower()
+    said = {value for value in (True, False) for noun in nouns if _flag_pattern(noun, value).search(request)}
+    return said.pop() if len(said) == 1 else None

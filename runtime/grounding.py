@@ -13,7 +13,9 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   applies), and so is an optional enum member or boolean that the user's words do not name in any way
   (runtime/choices.py: `connector="Type 2"` for "charging stations in Orlando"); the other way round, an
   optional enum parameter the call leaves out gets the one member the request names together with the
-  parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`).
+  parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`), and an
+  optional boolean it leaves out gets the value the request says it has ("open now enabled" ->
+  open_now=true; `named_flag`).
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -102,7 +104,7 @@ from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated
                              twelve_hour_form, write_arithmetic)
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
-from .choices import named_member, says, unasked_choice
+from .choices import named_flag, named_member, says, unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
 from .pairing import before_label, read_pairs
 
@@ -336,7 +338,7 @@ class GroundedCall:
     snapped: dict[str, Any] = field(default_factory=dict)   # argument -> the value as written (now the user's)
     read: dict[str, Any] = field(default_factory=dict)      # argument -> the value as written (now the time read)
     copied: dict[str, Any] = field(default_factory=dict)    # argument -> the value as written (now a copied span)
-    added: dict[str, Any] = field(default_factory=dict)     # optional enum argument left out -> the member named
+    added: dict[str, Any] = field(default_factory=dict)     # optional enum or flag left out -> the value named
 
     def record(self, written: ToolCall) -> dict[str, Any] | None:
         """What predictions list for this call (`written`: the call as the model wrote it), None if unchanged."""
@@ -588,10 +590,14 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
         else:
             dropped.append(key)
     added: dict[str, Any] = {}
-    if read and stated.said:                  # an optional enum member the request names with its parameter
+    if read and stated.said:                  # an optional enum member or flag the request names with its parameter
         for key in tool.properties:
-            if key not in arguments and (member := named_member(key, tool, stated.said[-1])) is not None:
+            if key in arguments:
+                continue
+            if (member := named_member(key, tool, stated.said[-1])) is not None:
                 kept[key] = added[key] = member
+            elif (flag := named_flag(key, tool, stated.said[-1])) is not None:
+                kept[key] = added[key] = flag
     changed = dropped or snapped or readings or copied or added
     return GroundedCall(ToolCall(call.name, kept) if changed else call, dropped=dropped, snapped=snapped,
                         read={k: call.arguments[k] for k in readings}, copied=copied, added=added)

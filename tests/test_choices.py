@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.choices import named_member, names_choice, unasked_choice
+from runtime.choices import named_flag, named_member, names_choice, unasked_choice
 from runtime.grounding import StatedValues, ground_call
-from toolcore.schema import Tool, ToolCall
+from toolcore.schema import Tool, ToolCall, flag_phrases
 
 CHARGING = Tool("find_charging_station", "Find electric vehicle charging stations", {
     "type": "object", "required": ["city"], "properties": {
@@ -117,6 +117,46 @@ def test_grounding_adds_the_named_member_and_records_it():
     plain = ground_call(ToolCall("watering_schedule", {"plant": "orchid"}), [WATERING],
                         StatedValues.of([text], said=[text]), read=False)
     assert plain.call == ToolCall("watering_schedule", {"plant": "orchid"})
+
+
+# a flag whose name is masked: its description's noun ("verbose output") is how data_gen says it
+MASKED_FLAG = Tool("f_k2q", "Export a report", {
+    "type": "object", "required": ["p_r1"], "properties": {
+        "p_r1": {"type": "string", "description": "Report name"},
+        "p_9x": {"type": "boolean", "description": "Verbose output"}}})
+
+
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("tool, key, noun", [(PHARMACY, "open_now", "open now"),
+                                             (QUOTES, "include_volume", "include volume"),
+                                             (MASKED_FLAG, "p_9x", "verbose output")])
+def test_a_flag_said_in_any_phrasing_data_gen_writes_is_read(tool, key, noun, value):
+    for phrase in flag_phrases(noun, value):
+        assert named_flag(key, tool, f"Please do it for Leipzig, {phrase.upper()}, thanks") is value, phrase
+
+
+@pytest.mark.parametrize("tool, key, request_text", [
+    (PHARMACY, "open_now", "find pharmacies in Tampa"),                                 # not said
+    (PHARMACY, "open_now", "is a pharmacy in Tampa open now?"),                         # said, no value given
+    (PHARMACY, "open_now", "pharmacies in Tampa with open now, then in Oslo without open now"),   # both ways
+    (PHARMACY, "location", "location enabled"),                                         # not a boolean
+    (MASKED_FLAG, "p_9x", "export the sales report, p 9x enabled"),                     # a masked name says nothing
+    (QUOTES, "include_volume", "quotes for KO without volumes"),                        # not the noun
+])
+def test_no_flag_is_read_without_its_noun_and_one_value(tool, key, request_text):
+    assert named_flag(key, tool, request_text) is None
+
+
+def test_grounding_adds_the_named_flag_and_records_it_but_keeps_a_written_one():
+    text = "find pharmacies open near a location open now turned on and city or area Leipzig"
+    stated = StatedValues.of([text], said=[text])
+    written = ToolCall("find_pharmacy", {"location": "Leipzig"})
+    grounded = ground_call(written, [PHARMACY], stated)
+    assert grounded.call == ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": True})
+    assert grounded.record(written)["added"] == {"open_now": True}
+    assert ground_call(written, [PHARMACY], stated, read=False).call == written
+    kept = ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": False})     # the model's own choice stays
+    assert ground_call(kept, [PHARMACY], stated).call == kept
 
 
 def test_eval_counts_the_members_grounding_added():

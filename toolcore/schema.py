@@ -233,6 +233,29 @@ def write_arithmetic(value: str, power: str = "**") -> str | None:
     return out
 
 
+# How a boolean parameter is said, for data_gen (which writes requests this way) and for the runtime
+# (which reads a flag the model left out back from them): "{noun}" is the parameter's noun phrase.
+FLAG_PHRASES = {True: ("with {noun}", "{noun} enabled", "{noun} turned on", "include {noun}", "{noun}: yes"),
+                False: ("without {noun}", "{noun} disabled", "{noun} turned off", "no {noun}", "{noun}: no")}
+
+
+def flag_phrases(noun: str, value: bool) -> list[str]:
+    """The ways a request says boolean parameter `noun` is `value` ("open now enabled", "without tolls")."""
+    return [f.format(noun=noun) for f in FLAG_PHRASES[bool(value)]]
+
+
+def description_noun(desc: str) -> str:
+    """A short noun phrase from a parameter description ("The amount of money to convert" -> "amount of
+    money"), or "" when the description does not start with one short enough to say."""
+    text = re.split(r"[.(,;:]| e\.g| to | for | that | which | such as | in the format| in format| in [A-Z]{2}",
+                    desc.strip(), maxsplit=1)[0]
+    text = re.sub(r"^(the|a|an)\s+", "", text.strip(), flags=re.I)
+    ws = text.split()
+    if not ws or len(ws) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", text):
+        return ""
+    return text[:1].lower() + text[1:] if not ws[0].isupper() else text
+
+
 def asks_iso_date(spec: Any) -> bool:
     """A string parameter that takes an ISO date: `format: date`, or a description that says YYYY-MM-DD.
     The runtime reads such values from the dates a request states (runtime/grounding.py)."""

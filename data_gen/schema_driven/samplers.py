@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Mapping
 
-from toolcore.schema import COMMA_SEPARATED, asks_24h_time, asks_comma_separated, resolve_local_ref
+from toolcore.schema import (COMMA_SEPARATED, asks_24h_time, asks_comma_separated, description_noun, flag_phrases,
+                             resolve_local_ref)
 from toolcore.vocab import Entry, Vocabulary
 
 from ..numbers import number_words
@@ -108,18 +109,6 @@ def resolve(spec: Any, root: Mapping[str, Any], depth: int = 0) -> dict[str, Any
 
 def humanise(name: str) -> str:
     return " ".join(words_of(name)) or name
-
-
-def description_noun(desc: str) -> str:
-    """A short noun phrase from a parameter description ("The amount of money to convert" -> "amount of
-    money"), or "" when the description does not start with one short enough to say."""
-    text = re.split(r"[.(,;:]| e\.g| to | for | that | which | such as | in the format| in format| in [A-Z]{2}",
-                    desc.strip(), maxsplit=1)[0]
-    text = re.sub(r"^(the|a|an)\s+", "", text.strip(), flags=re.I)
-    ws = text.split()
-    if not ws or len(ws) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", text):
-        return ""
-    return text[:1].lower() + text[1:] if not ws[0].isupper() else text
 
 
 NAME_SEMS: list[tuple[str, set[str]]] = [
@@ -588,6 +577,4 @@ def forms(kind: Kind, value: Any, aliases: Mapping[str, list[str]] | None = None
 
 
 def bool_forms(noun: str, value: bool) -> list[str]:
-    if value:
-        return [f"with {noun}", f"{noun} enabled", f"{noun} turned on", f"include {noun}", f"{noun}: yes"]
-    return [f"without {noun}", f"{noun} disabled", f"{noun} turned off", f"no {noun}", f"{noun}: no"]
+    return flag_phrases(noun, value)
