@@ -60,7 +60,8 @@ class LoraSettings:
     # LoRA on the top N decoder layers only (null: all). Nothing below them trains, so the backward pass
     # stops at the first of them and a step costs less; the new tool tokens' rows still learn, through
     # the output head where it is tied to the embeddings (SmolLM2, Qwen2.5 0.5B), else they keep their
-    # initialisation
+    # initialisation. Measured on SmolLM2-135M (README, Training): 1.67x the tokens/s with 15 of 30, but
+    # worse on every suite even with 1.25x the steps (test split 0.796 vs 0.839), so off
     top_layers: int | None = None
 
 
