@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from toolcore.conversation import Conversation, Message
 from toolcore.executors import ExecutionContext, ToolResult, execute
 from toolcore.formats import ChatFormat
-from toolcore.schema import Tool, ToolCall
+from toolcore.schema import Tool, ToolCall, flag_phrases
 from toolcore.verify import call_problem, roundtrip_problem
 
 from ..compose import CONNECT_2, CONNECT_3, UNAVAILABLE_TREES, Rejected
@@ -36,7 +36,7 @@ from ..surface import Piece, SurfaceConfig, tidy, wrap
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
 from .realise import actions, anchor, arrange, inline, mention, request, tell_apart, value_pieces
-from .samplers import Kind, Sampler, Unsupported, bool_forms, classify, forms, list_items
+from .samplers import Kind, Sampler, Unsupported, classify, forms, list_items
 
 ANSWERS = ["Done.", "All done.", "That's taken care of.", "Okay, done.", "Here you go.", "Finished, all set."]
 # after a connector ("and", ", then"): the second call of the same tool, said by what changes
@@ -351,8 +351,8 @@ def grounding_problem(kind: Kind, value: Any, text: str, aliases: dict[str, list
         return any(k not in kind.fields or grounding_problem(kind.fields[k], v, text, aliases, alone=alone)
                    for k, v in value.items())
     if isinstance(value, bool):
-        said = any(_present(f, text) for f in bool_forms(kind.noun, value))
-        contradicted = alone and any(_present(f, text) for f in bool_forms(kind.noun, not value))
+        said = any(_present(f, text) for f in flag_phrases(kind.noun, value))
+        contradicted = alone and any(_present(f, text) for f in flag_phrases(kind.noun, not value))
         return not said or contradicted
     return not any(_present(f, text) for f in forms(kind, value, aliases))
 

@@ -20,8 +20,10 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from toolcore.schema import flag_phrases
+
 from ..surface import Piece
-from .samplers import Kind, bool_forms, forms, humanise, list_items, words_of
+from .samplers import Kind, forms, humanise, list_items, words_of
 
 # base-form verbs a description may open with (third person "Gets" is reduced to "get")
 VERBS = set("""
@@ -244,7 +246,7 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
     if kind.sem == "const":
         return []
     if kind.sem == "bool":
-        return [Piece(rng.choice(bool_forms(kind.noun, value)[:4]), is_slot=True)]
+        return [Piece(rng.choice(flag_phrases(kind.noun, value)[:4]), is_slot=True)]
     said = value_pieces(kind, value, rng, aliases)
     named = [t for t in KIND_MENTION.get(kind.sem, []) if "{n}" in t] if kind.alike else KIND_MENTION.get(kind.sem)
     if kind.sem == "object":

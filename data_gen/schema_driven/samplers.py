@@ -551,7 +551,7 @@ def forms(kind: Kind, value: Any, aliases: Mapping[str, list[str]] | None = None
     """Every accepted surface form of a scalar value, the written value first."""
     sem = kind.sem
     if isinstance(value, bool):
-        return bool_forms(kind.noun, value)
+        return flag_phrases(kind.noun, value)
     if isinstance(value, (int, float)):
         base = number_forms(value) if sem != "year" else [str(int(value))]
         if sem == "percent":
@@ -574,7 +574,3 @@ def forms(kind: Kind, value: Any, aliases: Mapping[str, list[str]] | None = None
     if sem == "time":
         return time_forms(text)
     return [text] + list((aliases or {}).get(text, []))
-
-
-def bool_forms(noun: str, value: bool) -> list[str]:
-    return flag_phrases(noun, value)
