@@ -99,6 +99,31 @@ def test_output_folder(straight):
         assert deltas and deltas[0].shape[0] == 4 and deltas[0].abs().sum() > 0
 
 
+def test_keep_last_holds_the_final_weights_and_their_scores(setup, straight):
+    """training.keep_checkpoint=last: adapter/ is the last step's weights and `final` that step's scores,
+    where the default (the straight run) holds the checkpoint validation scored best."""
+    from toolcore.errors import ToolkitError
+
+    root, data, base = setup
+    metrics = train(config(root, data, base, "keep_last", keep_checkpoint="last"))
+    out = root / "keep_last"
+    assert metrics["kept"] == "last" and metrics["steps"] == 8
+    assert_same_safetensors(out / "adapter" / "adapter_model.safetensors",
+                            out / "checkpoints" / "checkpoint-8" / "adapter_model.safetensors")
+    last_pass = next(h for h in metrics["f1_history"] if h["step"] == 8)
+    assert metrics["final"]["eval_f1"] == last_pass["eval_f1"]
+    best_metrics, best_out = straight
+    assert best_metrics["kept"] == "best"
+    best = Path(best_metrics["best_checkpoint"])
+    assert_same_safetensors(best_out / "adapter" / "adapter_model.safetensors", best / "adapter_model.safetensors")
+    if best.name != "checkpoint-8":       # the tiny model's passes tie, and a tie keeps the first
+        with pytest.raises(AssertionError):
+            assert_same_safetensors(best_out / "adapter" / "adapter_model.safetensors",
+                                    best_out / "checkpoints" / "checkpoint-8" / "adapter_model.safetensors")
+    with pytest.raises(ToolkitError, match="training.keep_checkpoint"):
+        TrainConfig(training=TrainingConfig(keep_checkpoint="final"))
+
+
 def test_new_rows_start_from_their_descriptions():
     assert describe("<|tool_call_start|>") == "tool call start"
 

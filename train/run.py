@@ -154,7 +154,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         weight_decay=t.weight_decay, logging_steps=t.logging_steps, seed=t.seed, data_seed=t.seed,
         eval_strategy="steps" if evaluating else "no", eval_steps=t.eval_every or None,
         save_strategy="steps", save_steps=t.eval_every or 500, save_total_limit=t.save_total_limit,
-        load_best_model_at_end=evaluating, metric_for_best_model="f1" if evaluating else None,
+        load_best_model_at_end=evaluating and t.keep_checkpoint == "best", metric_for_best_model="f1" if evaluating else None,
         greater_is_better=True, report_to=[] if cfg.wandb_mode == "disabled" else ["wandb"],
         train_sampling_strategy="group_by_length" if t.group_by_length else "random", length_column_name="length",
         remove_unused_columns=False, use_cpu=not cuda,
@@ -240,21 +240,27 @@ def fit(trainer: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> tuple[fl
     t0 = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=resume)
     seconds = time.perf_counter() - t0
-    final = (kept_model_scores(trainer.state) or trainer.evaluate()) if evaluating else {}
+    keep = cfg.training.keep_checkpoint
+    final = (kept_model_scores(trainer.state, keep) or trainer.evaluate()) if evaluating else {}
     return seconds, {
         "steps": trainer.state.global_step, "train_seconds": round(seconds, 1),
         "train_loss": round(result.training_loss, 4), "resumed_from": resume,
         "loss_history": [h for h in trainer.state.log_history if "loss" in h],
         "f1_history": trainer.f1_history, "final": final, "best_checkpoint": trainer.state.best_model_checkpoint,
+        "kept": keep,
     }
 
 
-def kept_model_scores(state: Any) -> dict[str, Any]:
-    """The validation scores logged at the checkpoint the Trainer kept (loaded at the end), so the
-    kept model is not scored a second time (a generation pass: 85 s in the CPU demo)."""
-    if not state.best_model_checkpoint:
+def kept_model_scores(state: Any, keep: str = "best") -> dict[str, Any]:
+    """The validation scores logged at the weights kept (`keep`: the best checkpoint, loaded at the end,
+    or the last step), so the kept model is not scored a second time (a generation pass: 85 s in the
+    CPU demo); empty where that step logged none."""
+    if keep == "last":
+        step = state.global_step
+    elif not state.best_model_checkpoint:
         return {}
-    step = int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[1])
+    else:
+        step = int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[1])
     for entry in state.log_history:
         if entry.get("step") == step and any(k.endswith("_f1") for k in entry):
             return {k: v for k, v in entry.items() if k.startswith("eval_")}
