@@ -124,6 +124,57 @@ def test_keep_last_holds_the_final_weights_and_their_scores(setup, straight):
         TrainConfig(training=TrainingConfig(keep_checkpoint="final"))
 
 
+def test_full_fine_tuning_trains_every_weight_and_writes_a_whole_model(setup):
+    """training.method=full: every weight trains; model/ holds the whole model (tool tokens included),
+    its tokenizer and a record with the format but no path (the folder is its own base), and no
+    adapter/; it loads with model.path alone and generates what the saved weights generate; a killed
+    run resumes to the same weights."""
+    from runtime.models import HFModel
+    from toolcore.errors import ToolkitError
+    from toolcore.run_record import read_family_record
+
+    root, data, base = setup
+    metrics = train(config(root, data, base, "full", method="full", learning_rate=1e-3))
+    out = root / "full"
+    assert metrics["method"] == "full" and metrics["model_bytes"] > 0 and "adapter_bytes" not in metrics
+    assert not (out / "adapter").exists() and not (out / ".model.partial").exists()
+    assert (out / "model" / "config.json").exists() and (out / "model" / "chat_template.jinja").exists()
+    record = read_family_record(out / "model")
+    assert record["format"] == FMT.name and "path" not in record
+    trained, before = load_file(str(out / "model" / "model.safetensors")), load_file(str(base / "model.safetensors"))
+    assert metrics["trainable_parameters"] == sum(v.numel() for v in trained.values())
+    # every tensor moved, the embedding (resized for the four tool tokens) included
+    changed = [k for k, v in trained.items()
+               if v.shape != before[k].shape or not torch.equal(v, before[k])]
+    assert sorted(changed) == sorted(trained)
+    assert trained["model.embed_tokens.weight"].shape[0] == before["model.embed_tokens.weight"].shape[0] + 4
+
+    m = HFModel(path=str(out / "model"), generation={"max_new_tokens": 12})
+    assert m.fmt.name == FMT.name
+    convs = [c.conversation for c in cases_from_dataset(data, "test", limit=4)]
+    again = ToolLoopEngine(*load_model_and_tokenizer(str(out / "model")), FMT, GenerationConfig(max_new_tokens=12))
+    assert [o.text for o in m.engine.run(convs)] == [o.text for o in again.run(convs)]
+    with pytest.raises(ToolkitError, match=r"a whole model.*model\.path="):
+        HFModel(adapter=str(out / "model"), path=str(base))
+
+    cfg = config(root, data, base, "full_resumed", method="full", learning_rate=1e-3)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, extra_callbacks=[Die(4)])
+    assert train(cfg)["resumed_from"].endswith("checkpoint-4")
+    assert_same_safetensors(out / "model" / "model.safetensors", root / "full_resumed" / "model" / "model.safetensors")
+
+
+def test_bad_training_methods_fail_early():
+    from toolcore.errors import ToolkitError
+
+    with pytest.raises(ToolkitError, match="training.method.*use lora or full"):
+        TrainConfig(training=TrainingConfig(method="qlora"))
+    with pytest.raises(ToolkitError, match="lora.top_layers.*training.method=full"):
+        TrainConfig(lora=LoraSettings(top_layers=2), training=TrainingConfig(method="full"))
+    with pytest.raises(ToolkitError, match="training.method.*causal_lm"):
+        TrainConfig(family=FamilyConfig(kind="lfm2_audio"), training=TrainingConfig(method="full"))
+
+
 def test_new_rows_start_from_their_descriptions():
     assert describe("<|tool_call_start|>") == "tool call start"
 

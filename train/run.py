@@ -1,9 +1,11 @@
-"""One training run: model + tool tokens + LoRA -> Trainer -> adapter folder.
+"""One training run: model + tool tokens + LoRA (or every weight) -> Trainer -> adapter (or model) folder.
 
 Output folder (one config per folder, never a mix):
   run.json          the config fingerprint (every key that changes the result, and the dataset's
                     manifest hash) and its hash; written atomically before the first checkpoint
-  adapter/          the LoRA adapter (safetensors; the best checkpoint by eval F1) and its tokenizer
+  adapter/          the LoRA adapter (safetensors; the kept checkpoint) and its tokenizer
+  model/            with training.method=full instead of adapter/: the whole fine-tuned model, its
+                    tokenizer and its format's chat template (loads with model.path=<run>/model)
   checkpoints/      Trainer checkpoints (resumed from automatically, only when run.json matches)
   config.yaml       the exact resolved config (written at the start and again at the end)
   metrics.json      losses, F1 history, tokens/s, adapter size, dataset manifest hash, new tool tokens
@@ -16,6 +18,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -140,7 +143,8 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     new_ids = add_tool_tokens(model, tok, fmt, cfg.family.new_token_init)
-    model = add_lora(cfg, model, new_ids)
+    full = cfg.training.method == "full"
+    model = model.train() if full else add_lora(cfg, model, new_ids)   # full: every weight already trains
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
 
     train_ds, dropped = tokenize_split(cfg.data, "train", tok, fmt, cfg.data.train_examples)
@@ -178,26 +182,44 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         save_file({k.removeprefix("module."): v for k, v in lora.items()}, str(out / f"rank{rank}.safetensors"))
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
-        adapter = out / "adapter"
-        unwrapped = trainer.model
-        unwrapped.save_pretrained(str(adapter), save_embedding_layers=False)   # new rows travel as a small delta
-        # chat_template.jinja renders the format's text, so other servers (vLLM, llama.cpp, Ollama) feed
-        # the model what it was trained on (toolcore/chat_template.py)
-        attach_chat_template(tok, fmt)
-        tok.save_pretrained(str(adapter))
-        write_family_record(adapter, asdict(cfg.family))   # eval/serve read base model + format from it
-        size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
+        size = save_weights(trainer.model, tok, fmt, cfg, out)
         metrics = {
             "base_model": cfg.family.path, "base_model_folder": resolve_model_path(cfg.family.path),
             "format": fmt.name, "dataset": cfg.data.path, "dataset_manifest_sha256_16": dataset_hash,
             "new_tool_tokens": {tok.convert_ids_to_tokens(i): i for i in new_ids},
             "new_token_init": cfg.family.new_token_init, "trainable_parameters": trainable,
-            "adapter_bytes": size, "train_examples": train_rows, "dropped_too_long": dropped,
+            "method": cfg.training.method, ("model_bytes" if full else "adapter_bytes"): size,
+            "train_examples": train_rows, "dropped_too_long": dropped,
             "real_tokens_per_second": round(trainer.real_tokens / seconds, 1) if seconds else None,
             **({"time_budget": budget} if budget else {}), **run_facts,
         }
         write_run_files(out, cfg, metrics)
     return metrics
+
+
+def save_weights(model: Any, tok: Any, fmt: Any, cfg: TrainConfig, out: Path) -> int:
+    """The kept weights with their tokenizer, the format's chat template and the family record: LoRA
+    in adapter/, or (training.method=full) the whole model in model/. Written to a temporary folder
+    first, so a crash never leaves a folder that looks complete. Returns the weight files' bytes."""
+    full = cfg.training.method == "full"
+    final = out / ("model" if full else "adapter")
+    tmp = out / f".{final.name}.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    if full:
+        model.save_pretrained(str(tmp))
+    else:
+        model.save_pretrained(str(tmp), save_embedding_layers=False)   # new rows travel as a small delta
+    # chat_template.jinja renders the format's text, so other servers (vLLM, llama.cpp, Ollama) feed
+    # the model what it was trained on (toolcore/chat_template.py)
+    attach_chat_template(tok, fmt)
+    tok.save_pretrained(str(tmp))
+    # eval/serve read base model + format from it; a whole model is its own base, so its record names
+    # no path (the folder may move)
+    record = asdict(cfg.family)
+    write_family_record(tmp, {k: v for k, v in record.items() if k != "path"} if full else record)
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    return sum(p.stat().st_size for p in final.glob("model*.safetensors" if full else "adapter_model.*"))
 
 
 def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluating: bool) -> dict[str, Any]:

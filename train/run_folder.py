@@ -49,7 +49,8 @@ NOT_FINGERPRINTED = {
 }
 # What a run leaves in its folder: removed when `resume=false` starts over. Anything else in the
 # folder (an eval/ beside the run, wandb/'s offline logs) is left alone.
-RUN_FILES = ("run.json", "config.yaml", "metrics.json", "adapter", "checkpoints", "preprocessed", "time_budget.json", "rank*.safetensors")
+RUN_FILES = ("run.json", "config.yaml", "metrics.json", "adapter", "model", ".adapter.partial", ".model.partial",
+             "checkpoints", "preprocessed", "time_budget.json", "rank*.safetensors")
 # multirun folder names leave these out: the recipe names the parent folder already (every recipe
 # sets output_dir), and jobs that differ only in unfingerprinted keys are the same run
 NOT_IN_JOB_FOLDER = ("recipe", *NOT_FINGERPRINTED)
@@ -145,8 +146,8 @@ def claim_run_folder(out: Path, cfg: TrainConfig, data_hash: str) -> dict[str, A
                 record = "run.json" if (out / "run.json").exists() else "config.yaml"
                 raise ToolkitError(f"holds a run of another config: {shown}{more}", file=str(out / record),
                                    field="output_dir", fix=fix)
-        elif latest_checkpoint(out / "checkpoints") or (out / "adapter").exists():
-            raise ToolkitError("holds checkpoints or an adapter with no run.json or config.yaml to tell their config",
+        elif latest_checkpoint(out / "checkpoints") or (out / "adapter").exists() or (out / "model").exists():
+            raise ToolkitError("holds checkpoints, an adapter or a model with no run.json or config.yaml to tell their config",
                                file=str(out), field="output_dir", fix=fix)
     if not writer:
         return fp

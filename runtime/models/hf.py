@@ -25,8 +25,11 @@ def load_model_and_tokenizer(path: str, *, adapter: str | None = None, merge_ada
     if adapter:
         folder = Path(adapter)
         if not (folder / "adapter_config.json").exists():
-            raise ToolkitError("not a LoRA adapter folder (no adapter_config.json)", file=str(folder),
-                               field="model.adapter", fix="point model.adapter at a training run's adapter/ folder")
+            whole = (folder / "config.json").exists()    # a full fine-tune's model/ or a merged model
+            raise ToolkitError("not a LoRA adapter folder (no adapter_config.json)" + (", a whole model" if whole else ""),
+                               file=str(folder), field="model.adapter",
+                               fix=f"load it as the model: model.path={folder} without model.adapter" if whole
+                               else "point model.adapter at a training run's adapter/ folder")
         tok_src = str(folder) if (folder / "tokenizer_config.json").exists() else path
     else:
         tok_src = path
