@@ -244,13 +244,17 @@ def generate(cfg: SpeechConfig, *, progress: bool = True) -> dict[str, Any]:
             jobs = []
             for split, rows in candidates.items():
                 need = cfg.conversations[split] - kept(split)
-                done = sorted(i for s, i in results if s == split)
-                next_index = (done[-1] + 1) if done else 0
+                done = {i for s, i in results if s == split}
+                next_index = max(done, default=-1) + 1
+                # A killed run may have finished shard 1 and not shard 0 (the pool hands results back
+                # in any order). The dataset is the first kept rows in candidate order, so every gap
+                # below the last finished shard is redone, whatever the count kept so far says.
+                gaps = [i for i in range(next_index) if i not in done]
                 # shards to add this round: what is missing, assuming the keep rate seen so far
                 seen = sum(r["candidates"] for (s, _), r in results.items() if s == split)
                 rate = kept(split) / seen if seen else 0.9
-                n_shards = math.ceil(need / max(rate, 0.2) / cfg.shard_size) if need > 0 else 0
-                for i in range(next_index, next_index + n_shards):
+                n_shards = math.ceil(need / max(rate, 0.2) / cfg.shard_size) - len(gaps) if need > 0 else 0
+                for i in [*gaps, *range(next_index, next_index + max(n_shards, 0))]:
                     chunk = rows[i * cfg.shard_size:(i + 1) * cfg.shard_size]
                     if chunk:
                         jobs.append((cfg, work, Shard(split, i, chunk)))
