@@ -1,8 +1,8 @@
 """Verification before anything is kept, in three layers (as APIGen does):
 
-format     every call names an offered tool and validates against its JSON schema (`toolcore.verify`,
-           shared with the converter of outside data), plus the tool's
-           own normalisation checks (`generation.checks`: no trailing punctuation in messages,
+format     no call is made twice in one turn (`toolcore.verify`); every call names an offered tool
+           and validates against its JSON schema (shared with the converter of outside data), plus
+           the tool's own normalisation checks (`generation.checks`: no trailing punctuation in messages,
            "3:00 PM" times, ...); every target format renders and parses the calls back unchanged.
 execution  executable tools are run again and must give exactly the result the conversation shows.
 semantics  every quoted string argument (a city, a name, a song...) is grounded in what the user
@@ -17,7 +17,7 @@ from typing import Sequence
 
 from toolcore.executors import EXECUTORS, execute
 from toolcore.formats import ChatFormat
-from toolcore.verify import call_problem, roundtrip_problem
+from toolcore.verify import call_problem, repeated_call_problem, roundtrip_problem
 from toolcore.vocab import Vocabulary
 
 from .compose import Draft
@@ -32,6 +32,9 @@ class Verifier:
     def check(self, draft: Draft) -> str | None:
         offered = {t.name: t for t in draft.conversation.tools}
         user = draft.user_text.lower()
+        repeated = repeated_call_problem([info.call for info in draft.calls])
+        if repeated:
+            return repeated
         for info in draft.calls:
             call = info.call
             problem = call_problem(call, offered)

@@ -67,6 +67,27 @@ def test_every_kept_example_is_valid(dataset, registry):
             assert not calls
 
 
+def test_no_turn_makes_the_same_call_twice(dataset):
+    """Requests are composed of independent parts, and two parts can say one request twice ("what time
+    is it, and tell me the time"), which wants one call: such drafts are rejected, built-in and
+    schema-driven alike, and counted in the manifest."""
+    _, manifest, dd = dataset
+    for split in dd.values():
+        for row in split:
+            calls = [json.dumps(c, sort_keys=True) for c in json.loads(row["expected_calls"])]
+            assert len(calls) == len(set(calls)), row["user_text"]
+    assert manifest["rejections"].get("repeated_call", 0) + manifest["rejections"].get("general:repeated_call", 0) > 0
+
+
+def test_a_call_made_twice_in_one_turn_is_a_problem():
+    from toolcore.verify import repeated_call_problem
+
+    a, b = ToolCall("pan_left", {}), ToolCall("set_alarm", {"hour": 7, "minute": 0})
+    assert repeated_call_problem([a, b, ToolCall("pan_left", {})]) == "repeated_call"
+    assert repeated_call_problem([b, ToolCall("set_alarm", {"minute": 0, "hour": 7})]) == "repeated_call"
+    assert repeated_call_problem([a, b, ToolCall("set_alarm", {"hour": 7, "minute": 30})]) is None
+
+
 def test_playbook_normalisation(dataset):
     _, _, dd = dataset
     for row in dd["train"]:

@@ -7,6 +7,7 @@ Each check returns a rejection reason (counted in the dataset's manifest) or Non
 
 from __future__ import annotations
 
+import json
 from typing import Mapping, Sequence
 
 from .formats import ChatFormat
@@ -28,3 +29,12 @@ def roundtrip_problem(calls: Sequence[ToolCall], formats: Sequence[ChatFormat]) 
         if calls and not fmt.roundtrip_ok(calls):
             return f"roundtrip:{fmt.name}"
     return None
+
+
+def repeated_call_problem(calls: Sequence[ToolCall]) -> str | None:
+    """"repeated_call" where one turn holds the same call twice (same tool, same arguments). The
+    generators compose a request from independent parts, so two parts can come out as one request said
+    twice ("what time is it, and tell me the time"), which wants one call, not two: such a draft has no
+    single right answer. Data users bring is not held to it (a repeat there may be meant)."""
+    seen = [json.dumps(c.to_dict(), sort_keys=True) for c in calls]
+    return "repeated_call" if len(set(seen)) < len(seen) else None

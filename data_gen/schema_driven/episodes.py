@@ -28,7 +28,7 @@ from toolcore.conversation import Conversation, Message
 from toolcore.executors import ExecutionContext, ToolResult, execute
 from toolcore.formats import ChatFormat
 from toolcore.schema import Tool, ToolCall, flag_phrases
-from toolcore.verify import call_problem, roundtrip_problem
+from toolcore.verify import call_problem, repeated_call_problem, roundtrip_problem
 
 from ..compose import CONNECT_2, CONNECT_3, UNAVAILABLE_TREES, Rejected
 from ..intents import render_canonical
@@ -362,6 +362,8 @@ def check(draft: GDraft, text: str, formats: Sequence[ChatFormat], aliases: dict
     offered = {t.name: t for t in draft.conversation.tools}
     low = text.lower()
     uses = [g.call.name for g in draft.calls]
+    if repeated_call_problem([g.call for g in draft.calls]):
+        return "general:repeated_call"
     wanted = [draft.meta["wanted"]] if "wanted" in draft.meta else []
     for g in draft.calls + wanted:
         problem = call_problem(g.shown, offered) if g not in wanted else None
