@@ -30,6 +30,7 @@ noun (`named_flag`); a request that says it both ways adds nothing.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Iterable
 
 from toolcore.schema import FLAG_PHRASES, Tool, description_noun
@@ -114,6 +115,7 @@ def unasked_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) 
     return not names_choice(key, value, tool, said_texts)
 
 
+@lru_cache(maxsize=1024)   # every call of every request asks again for the same few tools' nouns
 def _flag_pattern(noun: str, value: bool) -> re.Pattern[str]:
     noun_re = r"\s+".join(re.escape(w) for w in noun.lower().split())
     forms = [r"(?<![\w-])" + noun_re.join(re.escape(part).replace(r"\ ", r"\s+") for part in f.split("{noun}"))

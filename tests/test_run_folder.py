@@ -195,3 +195,22 @@ def test_wandb_logging_without_wandb_fails_before_the_run_folder(setup, monkeypa
         train(cfg)
     assert e.value.field == "wandb_mode" and "wandb_mode=disabled" in e.value.fix
     assert not (root / "no_wandb").exists()
+
+
+def test_a_folder_written_atomically_replaces_the_old_one_only_when_complete(tmp_path):
+    """adapter/, model/ and merged folders are written beside their place and renamed: a crash in the
+    middle leaves the previous folder as it was and an unfinished one named as such."""
+    from toolcore.files import folder_written_atomically
+
+    final = tmp_path / "adapter"
+    with folder_written_atomically(final) as tmp:
+        (tmp / "weights").write_text("one")
+    assert (final / "weights").read_text() == "one"
+    with pytest.raises(RuntimeError), folder_written_atomically(final) as tmp:
+        (tmp / "weights").write_text("half")
+        raise RuntimeError("killed while saving")
+    assert (final / "weights").read_text() == "one" and (tmp_path / ".adapter.partial").exists()
+    with folder_written_atomically(final) as tmp:
+        (tmp / "weights").write_text("two")
+    assert (final / "weights").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adapter"]

@@ -423,7 +423,18 @@ def test_reloaded_and_merged_adapters_generate_the_same(setup, straight):
     r = subprocess.run([sys.executable, "-m", "train.merge", str(out / "adapter"), str(root / "merged")],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert gen(*load_model_and_tokenizer(str(root / "merged"))) == merged
+    assert not (root / ".merged.partial").exists()
+    # the merged folder is its own base: its record names no path, so a moved copy loads by itself
+    from runtime.models import HFModel
+    from toolcore.run_record import read_family_record
+
+    assert "path" not in read_family_record(root / "merged") and read_family_record(root / "merged")["format"] == FMT.name
+    moved = root / "moved" / "merged"
+    moved.parent.mkdir(exist_ok=True)
+    os.replace(root / "merged", moved)
+    assert gen(*load_model_and_tokenizer(str(moved))) == merged
+    m = HFModel(path=str(moved), generation={"max_new_tokens": 20})
+    assert m.fmt.name == FMT.name
 
 
 def test_adapter_names_its_base_and_format(setup, straight):

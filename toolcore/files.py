@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -18,6 +20,24 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+@contextmanager
+def folder_written_atomically(path: str | Path) -> Iterator[Path]:
+    """Yield `.<name>.partial` beside `path` to write a whole folder into (weights, tokenizer, record);
+    when the block ends without error it takes the place of `path`. A crash leaves only the partial
+    folder, whose name says it is unfinished; a folder at `path` is always one complete write."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    yield tmp
+    old = path.with_name(f".{path.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if path.exists():
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -19,8 +19,10 @@ RECORD = "toolcall_family.json"
 KEYS = ("name", "path", "format", "dtype", "kind")
 
 
-def write_family_record(folder: str | Path, family: Mapping[str, Any]) -> Path:
-    record = {k: family[k] for k in KEYS if k in family and family[k] is not None}
+def write_family_record(folder: str | Path, family: Mapping[str, Any], *, whole_model: bool = False) -> Path:
+    """`whole_model`: the folder holds every weight (a merged or fully fine-tuned model), so it is its
+    own base and the record names no path: the folder may be moved or copied to another machine."""
+    record = {k: family[k] for k in KEYS if k in family and family[k] is not None and not (whole_model and k == "path")}
     path = Path(folder) / RECORD
     write_text_atomic(path, json.dumps(record, indent=2) + "\n")
     return path

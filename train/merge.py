@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from toolcore.errors import ToolkitError
+from toolcore.files import folder_written_atomically
 from toolcore.run_record import read_family_record, write_family_record
 
 
@@ -29,10 +30,11 @@ def merge(adapter: str | Path, out: str | Path, base: str | None = None) -> Path
 
         attach_chat_template(tok, fmt)
     out = Path(out)
-    model.save_pretrained(str(out))
-    tok.save_pretrained(str(out))
-    # the merged folder is its own base now; its format and dtype carry over (model=hf model.path=<out>)
-    write_family_record(out, {**record, "path": str(out)})
+    with folder_written_atomically(out) as tmp:
+        model.save_pretrained(str(tmp))
+        tok.save_pretrained(str(tmp))
+        # the merged folder is its own base now; its format and dtype carry over (model=hf model.path=<out>)
+        write_family_record(tmp, record, whole_model=True)
     return out
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 from toolcore.chat_template import attach_chat_template
 from toolcore.errors import ToolkitError
-from toolcore.files import write_text_atomic
+from toolcore.files import folder_written_atomically, write_text_atomic
 from toolcore.formats import get_format
 from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, resolve_model_path
 from toolcore.run_record import write_family_record
@@ -203,22 +202,18 @@ def save_weights(model: Any, tok: Any, fmt: Any, cfg: TrainConfig, out: Path) ->
     first, so a crash never leaves a folder that looks complete. Returns the weight files' bytes."""
     full = cfg.training.method == "full"
     final = out / ("model" if full else "adapter")
-    tmp = out / f".{final.name}.partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    if full:
-        model.save_pretrained(str(tmp))
-    else:
-        model.save_pretrained(str(tmp), save_embedding_layers=False)   # new rows travel as a small delta
-    # chat_template.jinja renders the format's text, so other servers (vLLM, llama.cpp, Ollama) feed
-    # the model what it was trained on (toolcore/chat_template.py)
-    attach_chat_template(tok, fmt)
-    tok.save_pretrained(str(tmp))
-    # eval/serve read base model + format from it; a whole model is its own base, so its record names
-    # no path (the folder may move)
-    record = asdict(cfg.family)
-    write_family_record(tmp, {k: v for k, v in record.items() if k != "path"} if full else record)
-    shutil.rmtree(final, ignore_errors=True)
-    tmp.rename(final)
+    with folder_written_atomically(final) as tmp:
+        if full:
+            model.save_pretrained(str(tmp))
+        else:
+            model.save_pretrained(str(tmp), save_embedding_layers=False)   # new rows travel as a small delta
+        # chat_template.jinja renders the format's text, so other servers (vLLM, llama.cpp, Ollama) feed
+        # the model what it was trained on (toolcore/chat_template.py)
+        attach_chat_template(tok, fmt)
+        tok.save_pretrained(str(tmp))
+        # eval/serve read base model + format from it; a whole model is its own base, so its record names
+        # no path (the folder may move)
+        write_family_record(tmp, asdict(cfg.family), whole_model=full)
     return sum(p.stat().st_size for p in final.glob("model*.safetensors" if full else "adapter_model.*"))
 
 

@@ -49,7 +49,8 @@ NOT_FINGERPRINTED = {
 }
 # What a run leaves in its folder: removed when `resume=false` starts over. Anything else in the
 # folder (an eval/ beside the run, wandb/'s offline logs) is left alone.
-RUN_FILES = ("run.json", "config.yaml", "metrics.json", "adapter", "model", ".adapter.partial", ".model.partial",
+RUN_FILES = ("run.json", "config.yaml", "metrics.json", "adapter", "model",
+             ".adapter.partial", ".model.partial", ".adapter.old", ".model.old",   # toolcore.files
              "checkpoints", "preprocessed", "time_budget.json", "rank*.safetensors")
 # multirun folder names leave these out: the recipe names the parent folder already (every recipe
 # sets output_dir), and jobs that differ only in unfingerprinted keys are the same run

@@ -26,6 +26,7 @@ from statistics import mean
 from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
+from toolcore.files import folder_written_atomically
 from toolcore.run_record import write_family_record
 from toolcore.formats import get_format
 
@@ -246,9 +247,10 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         peft_model = _unwrap(trainer.model)
         # a plain nn.Module has no name_or_path for peft to record: name the base for whoever loads it
         peft_model.peft_config["default"].base_model_name_or_path = cfg.family.path
-        peft_model.save_pretrained(str(adapter), save_embedding_layers=False)
-        proc.text.save_pretrained(str(adapter))
-        write_family_record(adapter, asdict(cfg.family))   # eval/serve read base model + format from it
+        with folder_written_atomically(adapter) as tmp:   # a crash never leaves an adapter that looks complete
+            peft_model.save_pretrained(str(tmp), save_embedding_layers=False)
+            proc.text.save_pretrained(str(tmp))
+            write_family_record(tmp, asdict(cfg.family))   # eval/serve read base model + format from it
         size = sum(p.stat().st_size for p in adapter.glob("adapter_model.*"))
         metrics = {
             "family": "lfm2_audio", "base_model": cfg.family.path, "format": fmt.name, "dataset": cfg.data.path,

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from toolcore.errors import ToolkitError
+from toolcore.files import folder_written_atomically
 from toolcore.hub import resolve_model_path
 
 from ..config import TrainConfig
@@ -88,8 +89,9 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     metrics: dict[str, Any] = {}
     if trainer.is_world_process_zero():
         adapter_dir = out / "adapter"
-        trainer.model.save_pretrained(str(adapter_dir))
-        tok.save_pretrained(str(adapter_dir))
+        with folder_written_atomically(adapter_dir) as tmp:   # a crash never leaves an adapter that looks complete
+            trainer.model.save_pretrained(str(tmp))
+            tok.save_pretrained(str(tmp))
         metrics = {"family": cfg.family.name, "base_model": cfg.family.path, "dataset": cfg.data.path,
                    "dataset_manifest_sha256_16": data_hash, "adapter_kind": adapter.kind,
                    "lora_modules": len({n.split(".lora_")[0] for n in names if ".lora_" in n}),
