@@ -9,13 +9,12 @@ another config are removed (nothing in them is reusable).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from toolcore.errors import ToolkitError
-from toolcore.files import write_text_atomic
+from toolcore.files import replace_folder, write_text_atomic
 
 
 def finished_or_refuse(out: Path, fp: str, overwrite: bool, what: str) -> dict[str, Any] | None:
@@ -46,9 +45,4 @@ def partial_folder(out: Path, fp: str) -> Path:
 def publish(work: Path, out: Path) -> None:
     """Move the finished `.partial` folder to `out` (replacing an older dataset there): the folder at
     `out` is always either the old complete dataset or the new one."""
-    if out.exists():
-        old = out.with_name(out.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out, old)
-        shutil.rmtree(old)
-    os.replace(work, out)
+    replace_folder(work, out)

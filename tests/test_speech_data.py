@@ -164,6 +164,10 @@ def text_data(tmp_path_factory):
     return out
 
 
+# what a resumed run must reproduce exactly, row by row
+RESUME_COLUMNS = ["id", "voice", "user_audio_sha256", "wer", "asr_text", "reply_audio_sha256", "attempts"]
+
+
 def small_cfg(text_data: Path, out: Path, **kw) -> SpeechConfig:
     return SpeechConfig(source=str(text_data), output_dir=str(out), workers=2, shard_size=3,
                         conversations={"train": 6, "validation": 2, "test": 2}, preview_examples=6, **kw)
@@ -224,9 +228,8 @@ def test_generation_resumes_after_sigkill_with_the_same_result(text_data, speech
     generate(cfg, progress=False)
     ref = load_from_disk(str(speech_data[0]))
     got = load_from_disk(str(out))
-    cols = ["id", "voice", "user_audio_sha256", "wer", "asr_text", "reply_audio_sha256", "attempts"]
     for split in ref:
-        assert got[split].select_columns(cols).to_list() == ref[split].select_columns(cols).to_list()
+        assert got[split].select_columns(RESUME_COLUMNS).to_list() == ref[split].select_columns(RESUME_COLUMNS).to_list()
 
 
 def test_a_run_killed_after_a_later_shard_redoes_the_earlier_one(text_data, speech_data, tmp_path):
@@ -253,9 +256,8 @@ def test_a_run_killed_after_a_later_shard_redoes_the_earlier_one(text_data, spee
 
     generate(cfg, progress=False)
     ref, got = load_from_disk(str(ref_dir)), load_from_disk(str(out))
-    cols = ["id", "voice", "user_audio_sha256", "wer", "asr_text", "reply_audio_sha256", "attempts"]
     for split in ref:
-        assert got[split].select_columns(cols).to_list() == ref[split].select_columns(cols).to_list()
+        assert got[split].select_columns(RESUME_COLUMNS).to_list() == ref[split].select_columns(RESUME_COLUMNS).to_list()
     assert all(sha256_file(out / r["user_audio"]) == r["user_audio_sha256"] for r in got["train"])
 
 

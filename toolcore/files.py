@@ -32,11 +32,18 @@ def folder_written_atomically(path: str | Path) -> Iterator[Path]:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     yield tmp
+    replace_folder(tmp, path)
+
+
+def replace_folder(new: str | Path, path: str | Path) -> None:
+    """Move the finished folder `new` to `path`, replacing what is there: the old folder is renamed
+    aside first and removed last, so `path` is always either the old complete folder or the new one."""
+    new, path = Path(new), Path(path)
     old = path.with_name(f".{path.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if path.exists():
         os.replace(path, old)
-    os.replace(tmp, path)
+    os.replace(new, path)
     shutil.rmtree(old, ignore_errors=True)
 
 
