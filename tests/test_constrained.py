@@ -262,6 +262,24 @@ def test_array_lengths_follow_min_and_max_items(name, lo, hi, tok, constraints):
 
 
 @pytest.mark.parametrize("name", FORMATS)
+def test_numbers_have_a_bounded_number_of_digits(name, tok, constraints):
+    """A model that reads "$1M" as 1 and then zeros is stopped at 19 integer digits (it ran on to
+    max_new_tokens and lost the call); 24 digits after the point and three in a negative exponent."""
+    tool = Tool("money", "an amount", {"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}},
+                                       "required": ["n"]})
+    fmt = get_format(name)
+    for n, x, ok in [(10**18, None, True), (-(10**18), None, True), (10**19, None, False),
+                     (1, 0.00012345678901234567, True), (1, 1e-300, True), (1, 1.5e+300, True)]:
+        call = ToolCall("money", {"n": n} | ({"x": x} if x is not None else {}))
+        assert accepts(constraints[name], [tool], body_ids(tok, fmt, call)) == ok, (n, x)
+    rendered = fmt.render_calls([ToolCall("money", {"n": 1, "x": 0.5})])
+    body = rendered[len(fmt.call_start):len(rendered) - len(fmt.call_end)]
+    for digits, ok in [(24, True), (25, False)]:
+        ids = tok.encode(body.replace("0.5", "0." + "5" * digits), add_special_tokens=False)
+        assert accepts(constraints[name], [tool], ids + [tok.convert_tokens_to_ids(fmt.call_end)]) == ok, digits
+
+
+@pytest.mark.parametrize("name", FORMATS)
 def test_an_object_that_names_its_keys_only_as_required_needs_them(name, tok, constraints):
     """BFCL's waste_calculation writes `population` as {"type": "dict", "required": [...]} with no properties:
     the demo adapter wrote `{}` there, an invalid call that the grammar had allowed."""

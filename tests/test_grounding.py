@@ -53,6 +53,17 @@ def test_a_string_is_stated_by_any_of_its_words_also_after_numbers_become_digits
     assert not said("identify the blood cells responsible for clotting").states_string("phospholipid bi-layer")
 
 
+@pytest.mark.parametrize("text, value", [
+    ("locate a pharmacy in Limassol, then also for Köln", "Köln"),      # [a-z] words were "k" and "ln"
+    ("weather in Zurich please", "Zürich"),                             # accents said or not
+    ("weather in Zürich please", "Zurich"),
+    ("a table at Café Ñandú", "Ñandú"),
+])
+def test_a_string_in_any_alphabet_is_stated_by_its_words(text, value):
+    assert said(text).states_string(value)
+    assert not said("locate a pharmacy in Turku").states_string(value)
+
+
 TOOL = Tool("loan", "Monthly payment of a loan", {
     "type": "object",
     "properties": {"amount": {"type": "number"}, "years": {"type": "integer"},

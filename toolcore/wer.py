@@ -11,11 +11,11 @@ data_gen checks synthesised clips with it and the eval report scores speech reco
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from .spoken import NUMBER_WORDS, spoken_form
+from .text import fold_accents
 
 # hesitations a recogniser drops (Whisper's own normaliser removes these too)
 FILLERS = frozenset("um umm uh uhm uhh er erm hmm hm mm mmm mhm ah".split())
@@ -43,8 +43,7 @@ def normalize_for_wer(text: str, *, drop_fillers: bool = True) -> list[str]:
         return LONE_OPERATORS[text.strip()].split()
     text = spoken_form(text, meridiem=("am", "pm"))
     text = _ACRONYM.sub(lambda m: m.group(1).replace(".", ""), text)
-    text = unicodedata.normalize("NFKD", text.lower().replace("’", "'"))
-    text = "".join(c for c in text if not unicodedata.combining(c)).replace("-", " ")
+    text = fold_accents(text.lower().replace("’", "'")).replace("-", " ")
     words = [SPELLINGS.get(w, w) for w in _WORD.findall(text) if w not in DROP]
     if drop_fillers:
         words = [w for w in words if w not in FILLERS]
