@@ -101,8 +101,8 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
 from toolcore.conversation import Conversation
-from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, spaced_arithmetic_form,
-                             twelve_hour_form, write_arithmetic)
+from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, declared_floats,
+                             spaced_arithmetic_form, twelve_hour_form, write_arithmetic)
 from toolcore.text import fold_accents
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
@@ -608,6 +608,8 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
                 kept[key] = added[key] = member
             elif (flag := named_flag(key, tool, stated.said[-1])) is not None:
                 kept[key] = added[key] = flag
-    changed = dropped or snapped or readings or copied or added
-    return GroundedCall(ToolCall(call.name, kept) if changed else call, dropped=dropped, snapped=snapped,
+    typed = {key: declared_floats(value, tool.properties.get(key)) for key, value in kept.items()}
+    # 3 == 3.0 for dict equality, so the retyping is told apart by its repr
+    changed = dropped or snapped or readings or copied or added or repr(typed) != repr(kept)
+    return GroundedCall(ToolCall(call.name, typed) if changed else call, dropped=dropped, snapped=snapped,
                         read={k: call.arguments[k] for k in readings}, copied=copied, added=added)

@@ -167,10 +167,12 @@ def test_bfcl_types_are_normalised_everywhere():
     out = normalize_schema(schema)
     assert out["type"] == "object"
     props = out["properties"]
-    assert props["x"]["type"] == "number" and props["p"] == {"type": "array", "items": {"type": "number"}}
+    # a float stays a float for the call (OpenAPI's format; toolcore.schema.declared_floats)
+    floats = {"type": "number", "format": "float"}
+    assert props["x"] == floats and props["p"] == {"type": "array", "items": floats}
     assert props["d"]["type"] == "object"
     assert set(props["d"]["properties"]["inner"]["type"]) == {"string", "number", "boolean", "object", "array", "null"}
-    assert props["u"]["anyOf"][0] == {"type": "number"} and props["l"]["type"] == ["number", "null"]
+    assert props["u"]["anyOf"][0] == floats and props["l"]["type"] == ["number", "null"]
     assert schema["properties"]["x"]["type"] == "float"          # the original is left as it was
 
 

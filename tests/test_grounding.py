@@ -470,3 +470,21 @@ def test_an_arithmetic_expression_is_spaced_as_the_schemas_example(text, written
 def test_the_arithmetic_form_is_read_from_the_description(description, form):
     from toolcore.schema import spaced_arithmetic_form
     assert spaced_arithmetic_form({"type": "string", "description": description}) == form
+
+
+def test_integers_a_schema_declares_floats_are_written_as_floats():
+    """OpenAPI's `format: float` (BFCL's `float`, toolcore.bfcl): BFCL's checker refuses [1, 3] for a list
+    of floats. A plain `number` keeps its integers."""
+    from toolcore.schema import declared_floats
+
+    area = Tool("area_under_curve", "Area under a curve", {"type": "object", "properties": {
+        "interval": {"type": "array", "items": {"type": "number", "format": "float"}},
+        "steps": {"type": "integer"}, "scale": {"type": "number"}, "rate": {"type": "number", "format": "double"}},
+        "required": ["interval"]})
+    g = ground_call(ToolCall("area_under_curve", {"interval": [1, 3], "steps": 4, "scale": 2, "rate": 5}), [area],
+                    said("the area under the curve from 1 to 3 in 4 steps, scale 2 at rate 5"))
+    args = g.call.arguments
+    assert repr(args) == repr({"interval": [1.0, 3.0], "steps": 4, "scale": 2, "rate": 5.0})
+    assert declared_floats(True, {"type": "number", "format": "float"}) is True
+    assert declared_floats({"a": [1]}, {"type": "object", "properties": {"a": {"items": {"type": "number", "format": "float"}}}}) \
+        == {"a": [1.0]}

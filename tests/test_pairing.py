@@ -73,3 +73,20 @@ def test_grounding_reads_the_pairing_and_records_it():
     assert g.call == ToolCall("get_visa_requirements", {"passport_country": "Finland", "destination_country": "Poland"})
     assert g.read == {"passport_country": "Poland", "destination_country": "Finland"}
     assert ground_call(call, [VISA], StatedValues.of([text], said=[text]), read=False).call == call
+
+
+def test_no_value_is_swapped_into_a_type_its_schema_refuses():
+    """BFCL simple_python_41: the request says 5 near "charge" and the description of
+    `medium_permittivity` says its default, 8.854e-12; swapping them put a float into an integer."""
+    force = Tool("electromagnetic_force", "Calculate the electromagnetic force between two charges", {
+        "type": "object", "properties": {
+            "charge1": {"type": "integer", "description": "The magnitude of the first charge in coulombs."},
+            "medium_permittivity": {"type": "number", "description": "The relative permittivity of the medium."
+                                    " Default is 8.854e-12 (Vacuum Permittivity)."}},
+        "required": ["charge1"]})
+    written = {"charge1": 5, "medium_permittivity": 8.854e-12}
+    text = "the relative permittivity of the medium 5, and the magnitude of the first charge 8.854e-12"
+    assert read_pairs(written, force, text) == {}
+    loose = Tool(force.name, force.description, {**force.parameters, "properties": {
+        **force.properties, "charge1": {**force.properties["charge1"], "type": "number"}}})
+    assert read_pairs(written, loose, text) == {"charge1": 8.854e-12, "medium_permittivity": 5}

@@ -83,6 +83,8 @@ def normalize_schema(schema: Any) -> Any:
     if not isinstance(schema, Mapping):
         return schema
     out = dict(schema)
+    if out.get("type") == "float":      # kept as OpenAPI writes it, so the call carries floats (declared_floats)
+        out.setdefault("format", "float")
     if "type" in out:
         out["type"] = _json_types(out["type"])
     for key in SUBSCHEMA_KEYS:
