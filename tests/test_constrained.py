@@ -275,8 +275,14 @@ def test_numbers_have_a_bounded_number_of_digits(name, tok, constraints):
     rendered = fmt.render_calls([ToolCall("money", {"n": 1, "x": 0.5})])
     body = rendered[len(fmt.call_start):len(rendered) - len(fmt.call_end)]
     for digits, ok in [(24, True), (25, False)]:
-        ids = tok.encode(body.replace("0.5", "0." + "5" * digits), add_special_tokens=False)
-        assert accepts(constraints[name], [tool], ids + [tok.convert_tokens_to_ids(fmt.call_end)]) == ok, digits
+        for number in ("0." + "5" * digits, "1." + "5" * digits + "e+300"):     # both branches of `num`
+            ids = tok.encode(body.replace("0.5", number), add_special_tokens=False)
+            assert accepts(constraints[name], [tool], ids + [tok.convert_tokens_to_ids(fmt.call_end)]) == ok, number
+    # and no prefix runs on: after "1." and 24 digits no further digit can be written
+    m = constraints[name].start([tool])
+    prefix = body[:body.index("0.5")] + "1." + "5" * 24
+    assert all(m.accept_token(i) for i in tok.encode(prefix, add_special_tokens=False))
+    assert not m.accept_token(tok.encode("5", add_special_tokens=False)[0])
 
 
 @pytest.mark.parametrize("name", FORMATS)

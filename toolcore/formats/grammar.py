@@ -41,7 +41,7 @@ strtail ::= "\"" | [^"\\\x00-\x1f] strtail | "\\" esc strtail
 hex ::= [0-9a-fA-F]
 nonsurrogate ::= [0-9a-cA-Ce-fE-F] hex hex hex | [dD] [0-7] hex hex
 int ::= "-"? ( "0" | [1-9] [0-9]{0,18} )
-num ::= int ( "." [0-9]{1,24} )? ( [eE] ( "-" [0-9]{1,3} | "+"? [0-9]{1,2} ) )? | "-"? [1-9] ( "." [0-9]+ )? [eE] "+"? bigexp
+num ::= int ( "." [0-9]{1,24} )? ( [eE] ( "-" [0-9]{1,3} | "+"? [0-9]{1,2} ) )? | "-"? [1-9] ( "." [0-9]{1,24} )? [eE] "+"? bigexp
 bigexp ::= [1-2] [0-9] [0-9] | "30" [0-7]
 anylist ::= "[" ( any ( ", " any )* )? "]"
 anydict ::= "{" ( str ": " any ( ", " str ": " any )* )? "}"
@@ -51,10 +51,11 @@ any ::= str | num | bool | none | anylist | anydict
     # 19 integer digits (int64's width) and 24 after the point (repr writes 0.00012345678901234567), with
     # a two-digit exponent, or one digit before the point and an exponent up to 307 (as repr writes
     # 1.5e+300). The bound on digits is for the model: the GPU adapter read "$1M" as a 1 followed by
-    # zeros until max_new_tokens cut the call off (BFCL multiple_12, stop 42), which lost the whole call. \u escapes never write
-    # a lone surrogate, which the parsers refuse as invalid text: JSON may pair a high surrogate with
-    # a low one (json.dumps writes 😀 so), a Python literal may not (it reads the pair as two lone
-    # surrogates).
+    # zeros until max_new_tokens cut the call off (BFCL multiple_12, stop 42), which lost the whole
+    # call. Both branches bound the digits after the point: a prefix either branch can still finish is
+    # allowed, so one unbounded branch would let "1.000..." run on. \u escapes never write a lone
+    # surrogate, which the parsers refuse as invalid text: JSON may pair a high surrogate with a low
+    # one (json.dumps writes 😀 so), a Python literal may not (it reads the pair as two lone surrogates).
     DIALECT = {
         "json": r'''bool ::= "true" | "false"
 none ::= "null"
