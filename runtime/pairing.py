@@ -128,10 +128,10 @@ def read_pairs(args: dict[str, Any], tool: Tool, request_text: str) -> dict[str,
         own = {p: _words_of(p, tool.properties[p]), q: _words_of(q, tool.properties[q])}
         anchors = {p: _anchors(own[p], own[q], p), q: _anchors(own[q], own[p], q)}
         with_p, with_q = _pairings(request, vp, anchors, own), _pairings(request, vq, anchors, own)
-        swapped = {**args, p: vq, q: vp}
+        if not ((q in with_p or p in with_q) and p not in with_p and q not in with_q):
+            continue
         # never into a type the schema refuses: 8.854e-12 stays out of an integer `charge1` (BFCL simple_python_41)
-        if (q in with_p or p in with_q) and p not in with_p and q not in with_q and \
-                len(tool.validation_errors(swapped)) <= len(tool.validation_errors(args)):
+        if len(tool.validation_errors({**args, p: vq, q: vp})) <= len(tool.validation_errors(args)):
             out[p], out[q] = vq, vp
     return out
 
