@@ -15,7 +15,12 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   optional enum parameter the call leaves out gets the one member the request names together with the
   parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`), and an
   optional boolean it leaves out gets the value the request says it has ("open now enabled" ->
-  open_now=true; `named_flag`).
+  open_now=true; `named_flag`);
+- an **optional** number that repeats another argument's number in the same call, where the request says
+  that number only once, is dropped (`reused_number`): one said number fills one slot. A tuned model pads
+  optional numbers with a value it has just written (cone_volume(radius=4, height=7, round_off=4) for
+  "radius 4 and height 7", compound_interest(duration=2, compound_freq=2) for "2 years"); a request
+  that means both says it twice ("5 adults and 5 children").
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -302,6 +307,28 @@ def judged(value: Any, spec: dict[str, Any]) -> bool:
     """Whether the user's words, not the schema, carry this value (enum members, consts and booleans are
     the schema's; they are neither checked nor snapped)."""
     return "enum" not in spec and "const" not in spec and not isinstance(value, bool)
+
+
+def times_said(value: float, request: str) -> int:
+    """How many times digitised `request` writes the number `value`."""
+    n = 0
+    for m in _NUMBER.finditer(request):
+        try:
+            n += float(m.group().replace(",", "")) == float(value)
+        except ValueError:
+            pass
+    return n
+
+
+def reused_number(key: str, args: dict[str, Any], tool: Tool, request: str) -> bool:
+    """True for optional number `key` of `args` whose value a required argument of the call also holds,
+    where digitised `request` says that number fewer than twice (module docstring)."""
+    value = args.get(key)
+    if key in tool.required or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    twins = [k for k, v in args.items() if k != key and k in tool.required and isinstance(v, (int, float))
+             and not isinstance(v, bool) and float(v) == float(value)]
+    return bool(twins) and times_said(value, request) < 2
 
 
 def _numbers_in(num: str) -> set[float]:
@@ -598,6 +625,11 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
         elif key in tool.required:
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
+            dropped.append(key)
+    if stated.said:                           # one said number fills one slot
+        request = digitize(stated.said[-1])
+        for key in [k for k in kept if reused_number(k, kept, tool, request)]:
+            del kept[key]
             dropped.append(key)
     added: dict[str, Any] = {}
     if read and stated.said:                  # an optional enum member or flag the request names with its parameter

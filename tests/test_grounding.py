@@ -83,6 +83,23 @@ def test_an_unstated_optional_value_is_dropped_and_the_call_stands():
     assert g.call == ToolCall("loan", {"amount": 1000, "years": 5, "bank": "Chase"}) and g.dropped == ["rate"]
 
 
+CONE = Tool("cone_volume", "Volume of a cone", {"type": "object", "properties": {
+    "radius": {"type": "number"}, "height": {"type": "number"}, "round_off": {"type": "integer"}},
+    "required": ["radius", "height"]})
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("volume of a cone with radius 4 and height 7", {"radius": 4, "height": 7}),           # 4 said once
+    ("radius four, height seven", {"radius": 4, "height": 7}),                             # in words too
+    ("radius 4, height 7, rounded to 4 places", {"radius": 4, "height": 7, "round_off": 4}),   # said twice
+])
+def test_an_optional_number_that_repeats_a_number_said_once_is_dropped(text, kept):
+    call = ToolCall("cone_volume", {"radius": 4, "height": 7, "round_off": 4})
+    g = ground_call(call, [CONE], StatedValues.of([text], [text]))
+    assert g.call == ToolCall("cone_volume", kept)
+    assert g.dropped == ([] if "round_off" in kept else ["round_off"])
+
+
 def test_enums_booleans_and_unoffered_tools_are_not_judged():
     # the choices are the schema's: a request that names them keeps them, whatever words it uses
     # (one that names them not at all loses them: tests/test_choices.py)
