@@ -7,7 +7,9 @@ factorial of a number"), or the tool's name read as words ("convert_currency" ->
 Each mentioned parameter becomes a short phrase built from its Kind: a direction word where its name
 has one ("from USD", "to EUR"), a preposition its kind takes ("in Paris", "on March 14, 2026", "at
 2:30 PM"), or its noun from the name/description ("with amount 250", "priority: high", "using 3 as
-the number of guests"). Parameters come in a random order, free text (a message, a query) last.
+the number of guests"). An enum member or a year is sometimes said bare ("in Celsius", "in 2020"), as
+people say them, unless another parameter of the tool could take it. Parameters come in a random order,
+free text (a message, a query) last.
 
 Everything is returned as `surface.Piece`s with values flagged, so the shared surface machinery
 (politeness, fillers, typos, casing) never touches a value.
@@ -72,7 +74,13 @@ KIND_MENTION = {
     "title": ["for {v}", "called {v}", "{n} {v}"], "query": ["about {v}", "for {v}", "on {v}", "{n} {v}"],
     "message": ["saying {v}", "that says {v}", "{n}: {v}"], "email": ["to {v}", "{n} {v}", "at {v}"],
     "room": ["in the {v}", "{n} {v}"], "airport": ["at {v}", "{n} {v}"], "team": ["for the {v}", "{n} {v}"],
+    "year": ["in {v}", "for {v}", "{n} {v}"],
 }
+# an enum member said on its own ("in Celsius", "by transit"), as people say a choice; only where no other
+# choice of the tool has that member, and the member is a word that names something ("2", "all" do not)
+BARE_ENUM = ["{v}", "in {v}", "with {v}", "using {v}", "as {v}"]
+BARE_ENUM_SHARE = 0.35
+_UNNAMING = {"all", "any", "none", "both", "default", "auto", "other", "yes", "no", "true", "false", "some"}
 ROLE_MENTION = {"from": ["from {v}", "from {v}", "{n} {v}"], "to": ["to {v}", "to {v}", "into {v}", "{n} {v}"]}
 ROLE_KINDS = {"city", "country", "currency", "language", "language_code", "airport", "date", "datetime", "time",
               "person", "email", "address", "generic", "int", "number", "year", "count"}
@@ -222,10 +230,18 @@ def tell_apart(kinds: dict[str, Kind]) -> None:
     this, "visa requirements for Poland, country Finland" has two right answers and the data teaches
     the model to guess."""
     groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    members: Counter[str] = Counter()
+    for kind in kinds.values():
+        if kind.sem == "enum":
+            members.update({str(m).lower() for m in kind.spec["enum"]})
     for key, kind in kinds.items():
+        if kind.sem == "enum":       # a member another choice also has is said with its parameter's noun
+            kind.alike = any(members[str(m).lower()] > 1 for m in kind.spec["enum"])
         if kind.sem in ("bool", "const", "enum", "object"):     # their values or nouns say which one
             continue
-        groups[("number", *kind.unit) if kind.sem in NUMERIC_SEMS else (kind.sem,)].append(key)
+        # a year is told from other numbers by its four digits; two years ("from 2019 to 2020") are alike
+        numeric = kind.sem in NUMERIC_SEMS and kind.sem != "year"
+        groups[("number", *kind.unit) if numeric else (kind.sem,)].append(key)
     for keys in groups.values():
         if len(keys) < 2:
             continue
@@ -257,6 +273,8 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
         template = rng.choice(["{n} {v}", "{n} of {v}", "{n} {v}"])
     elif kind.role and kind.own_role and kind.sem in ROLE_KINDS and rng.random() < 0.75:
         template = rng.choice(ROLE_MENTION[kind.role])
+    elif kind.sem == "enum" and not kind.alike and bare_member(value) and rng.random() < BARE_ENUM_SHARE:
+        template = rng.choice(BARE_ENUM)
     elif kind.sem == "enum" and rng.random() < 0.4:
         template = rng.choice(["{v} {n}", "in {v} {n}", "{n} {v}"])
     elif named and rng.random() < 0.7:
@@ -274,6 +292,13 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
     if after:
         out.append(Piece(after.replace("{n}", kind.noun)))
     return out
+
+
+def bare_member(value: Any) -> bool:
+    """Whether enum member `value` can be said without its parameter's noun: it holds a word of three
+    letters or more that names something ("Celsius", "public transit"; not "2", "all", "on")."""
+    ws = re.findall(r"[A-Za-z]+", str(value))
+    return any(len(w) >= 3 for w in ws) and str(value).lower() not in _UNNAMING
 
 
 def arrange(mentions: list[tuple[Kind, list[Piece]]], rng: random.Random) -> list[list[Piece]]:
