@@ -20,7 +20,10 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   that number only once, is dropped (`reused_number`): one said number fills one slot. A tuned model pads
   optional numbers with a value it has just written (cone_volume(radius=4, height=7, round_off=4) for
   "radius 4 and height 7", compound_interest(duration=2, compound_freq=2) for "2 years"); a request
-  that means both says it twice ("5 adults and 5 children").
+  that means both says it twice ("5 adults and 5 children"). Two **required** numbers that share such
+  a number leave one of them unstated, so the call is withdrawn (solar_need(square_footage=2000,
+  sunlight_hours=2000) for "my 2000 sq ft home"). Neither rule counts 0 and 1, which people leave
+  unsaid (x^2 + 1: a and c are 1), nor a clock pair ("3:15 PM" is hour 15, minute 15).
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -320,15 +323,22 @@ def times_said(value: float, request: str) -> int:
     return n
 
 
-def reused_number(key: str, args: dict[str, Any], tool: Tool, request: str) -> bool:
-    """True for optional number `key` of `args` whose value a required argument of the call also holds,
-    where digitised `request` says that number fewer than twice (module docstring)."""
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def reused_number(key: str, args: dict[str, Any], tool: Tool, request: str) -> str | None:
+    """The required argument of `args` whose number `key` repeats, where digitised `request` says that
+    number fewer than twice, else None (module docstring). Never 0, 1, or a clock pair's hour or minute."""
     value = args.get(key)
-    if key in tool.required or not isinstance(value, (int, float)) or isinstance(value, bool):
-        return False
-    twins = [k for k, v in args.items() if k != key and k in tool.required and isinstance(v, (int, float))
-             and not isinstance(v, bool) and float(v) == float(value)]
-    return bool(twins) and times_said(value, request) < 2
+    clock = clock_pair(tool) or ()
+    if not _is_number(value) or key in clock or float(value) in _ALWAYS_STATED:
+        return None
+    # a required pair is found from its first key; an optional key looks at every required one
+    candidates = list(args)[list(args).index(key) + 1:] if key in tool.required else list(args)
+    twin = next((k for k in candidates if k != key and k not in clock and k in tool.required
+                 and _is_number(args[k]) and float(args[k]) == float(value)), None)
+    return twin if twin is not None and times_said(value, request) < 2 else None
 
 
 def _numbers_in(num: str) -> set[float]:
@@ -628,7 +638,10 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
             dropped.append(key)
     if stated.said:                           # one said number fills one slot
         request = digitize(stated.said[-1])
-        for key in [k for k in kept if reused_number(k, kept, tool, request)]:
+        for key in [k for k in kept if k in tool.required]:
+            if (twin := reused_number(key, kept, tool, request)) is not None:
+                return GroundedCall(None, withdrawn_for=f"{key}={kept[key]!r} (said once, also {twin})")
+        for key in [k for k in kept if reused_number(k, kept, tool, request) is not None]:
             del kept[key]
             dropped.append(key)
     added: dict[str, Any] = {}

@@ -100,6 +100,30 @@ def test_an_optional_number_that_repeats_a_number_said_once_is_dropped(text, kep
     assert g.dropped == ([] if "round_off" in kept else ["round_off"])
 
 
+SOLAR = Tool("solar_need", "Solar panels a home needs", {"type": "object", "properties": {
+    "square_footage": {"type": "number"}, "sunlight_hours": {"type": "number"}, "a": {"type": "number"},
+    "c": {"type": "number"}, "hour": {"type": "integer"}, "minute": {"type": "integer"}},
+    "required": ["square_footage", "sunlight_hours"]})
+
+
+@pytest.mark.parametrize("text, args, withdrawn", [
+    ("how much power for my 2000 sq ft home?", {"square_footage": 2000, "sunlight_hours": 2000}, True),
+    ("2000 sq ft and 2000 hours of sun", {"square_footage": 2000, "sunlight_hours": 2000}, False),
+    ("2000 sq ft, 5 hours of sun", {"square_footage": 2000, "sunlight_hours": 5}, False),
+    # 0 and 1 are left unsaid ("x^2 + 1": a and c are 1), and a clock pair reads one time twice
+    ("2000 sq ft, x^2 + 1", {"square_footage": 2000, "sunlight_hours": 1, "a": 1, "c": 1}, False),
+    ("2000 sq ft, 7 hours of sun, at 3:15 PM", {"square_footage": 2000, "sunlight_hours": 7, "hour": 15, "minute": 15},
+     False),
+])
+def test_two_required_numbers_that_share_a_number_said_once_withdraw_the_call(text, args, withdrawn):
+    g = ground_call(ToolCall("solar_need", args), [SOLAR], StatedValues.of([text], [text]))
+    assert (g.call is None) == withdrawn
+    if not withdrawn:
+        assert g.call.arguments == args and not g.dropped
+    else:
+        assert g.withdrawn_for == "square_footage=2000 (said once, also sunlight_hours)"
+
+
 def test_enums_booleans_and_unoffered_tools_are_not_judged():
     # the choices are the schema's: a request that names them keeps them, whatever words it uses
     # (one that names them not at all loses them: tests/test_choices.py)
