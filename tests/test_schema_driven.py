@@ -138,8 +138,9 @@ def test_a_city_list_without_countries_gives_plain_values(tmp_path):
     assert all("," not in sampler.draw(address, rng, eval_pool=False) for _ in range(20))
 
 
-def said_as(p, key: str, value, seeds: int = 200) -> list[str]:
-    return ["".join(piece.text for piece in mention(p.kinds[key], value, random.Random(s), {})) for s in range(seeds)]
+def said_as(p, key: str, value, seeds: int = 200, bare: float = 0.0) -> list[str]:
+    return ["".join(piece.text for piece in mention(p.kinds[key], value, random.Random(s), {}, bare=bare))
+            for s in range(seeds)]
 
 
 def test_parameters_said_alike_are_named_or_said_with_their_own_direction():
@@ -165,30 +166,33 @@ def test_parameters_said_alike_are_named_or_said_with_their_own_direction():
     assert not alone.kinds["country"].alike and "for Poland" in said_as(alone, "country", "Poland")
 
 
-def test_a_choice_or_a_year_is_sometimes_said_bare_but_never_where_another_parameter_could_take_it():
-    """"in Celsius", "in 2020": people say a choice or a year without its parameter's name, and the call
-    still carries it. Not where another choice of the tool has that member, or another year is asked."""
+def test_a_choice_or_a_year_is_said_bare_only_when_asked_and_never_where_another_parameter_could_take_it():
+    """"in Celsius", "in 2020": with general.bare_share, people say a choice or a year without its
+    parameter's name, and the call still carries it. Not where another choice of the tool has that
+    member, or another number could be the year."""
     weather = prepare(Tool("get_weather", "Get the weather for a city", {"type": "object", "properties": {
         "city": {"type": "string", "description": "City name"},
         "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "Temperature unit"},
         "year": {"type": "integer", "description": "Year of the record"}}, "required": ["city"]}),
         "weather", "w", "library")
-    units = said_as(weather, "unit", "celsius")
+    assert all("unit" in m for m in said_as(weather, "unit", "celsius"))          # off by default
+    assert all("year" in m for m in said_as(weather, "year", 2020))
+    units = said_as(weather, "unit", "celsius", bare=0.35)
     assert any("unit" not in m for m in units) and any("unit" in m for m in units)
-    years = said_as(weather, "year", 2020)
+    years = said_as(weather, "year", 2020, bare=0.35)
     assert "in 2020" in years and any("year" in m for m in years)
     both = prepare(Tool("convert_temperature", "Convert a temperature", {"type": "object", "properties": {
         "value": {"type": "number", "description": "Temperature"},
         "from_unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "Unit to convert from"},
         "to_unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "Unit to convert to"}},
         "required": ["value"]}), "weather", "t", "library")
-    assert all("unit" in m for key in ("from_unit", "to_unit") for m in said_as(both, key, "celsius"))
+    assert all("unit" in m for key in ("from_unit", "to_unit") for m in said_as(both, key, "celsius", bare=1.0))
     span = prepare(Tool("compare_years", "Compare two years", {"type": "object", "properties": {
         "start_year": {"type": "integer", "description": "First year"},
         "end_year": {"type": "integer", "description": "Second year"}}, "required": ["start_year", "end_year"]}),
         "history", "y", "library")
     # named, or said with the direction only it has ("from 2019"), never "in 2019"
-    assert all("year" in m or m == "from 2019" for m in said_as(span, "start_year", 2019))
+    assert all("year" in m or m == "from 2019" for m in said_as(span, "start_year", 2019, bare=1.0))
 
 
 def test_units_come_from_the_description_in_order_and_a_rate_is_said_bare():

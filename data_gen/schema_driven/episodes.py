@@ -118,7 +118,8 @@ def near(a: str, b: str) -> bool:
 class EpisodeBuilder:
     def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
                  max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
-                 aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0):
+                 aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0,
+                 bare_share: float = 0.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -129,6 +130,7 @@ class EpisodeBuilder:
         self.aliases = aliases
         self.hard_irrelevance = hard_irrelevance
         self.inline_share = inline_share
+        self.bare_share = bare_share
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -155,7 +157,8 @@ class EpisodeBuilder:
         if places and rng.random() < self.inline_share:
             key, place = rng.choice(places)
             act = inline(action, place, value_pieces(p.kinds[key], said.pop(key), rng, self.aliases))
-        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases)) for k, v in said.items()], rng)
+        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases, bare=self.bare_share))
+                           for k, v in said.items()], rng)
         return request(act, mood, details, rng)
 
     # ----- offered tools ---------------------------------------------------------------------------
@@ -243,7 +246,8 @@ class EpisodeBuilder:
                 raise Rejected("general:parallel_no_variation")
         args = order_ranges(args)
         if rng.random() < 0.6:
-            details = arrange([(p.kinds[k], mention(p.kinds[k], args[k], rng, self.aliases)) for k in changed], rng)
+            details = arrange([(p.kinds[k], mention(p.kinds[k], args[k], rng, self.aliases, bare=self.bare_share))
+                               for k in changed], rng)
             out: list[Piece] = [Piece(rng.choice(SAME_FOR).lstrip(" ,"))]
             lead = details[0][0]
             if not lead.is_slot and (m := re.match(r"(?:for|of) ", lead.text)):

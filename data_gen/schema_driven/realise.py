@@ -7,9 +7,9 @@ factorial of a number"), or the tool's name read as words ("convert_currency" ->
 Each mentioned parameter becomes a short phrase built from its Kind: a direction word where its name
 has one ("from USD", "to EUR"), a preposition its kind takes ("in Paris", "on March 14, 2026", "at
 2:30 PM"), or its noun from the name/description ("with amount 250", "priority: high", "using 3 as
-the number of guests"). An enum member or a year is sometimes said bare ("in Celsius", "in 2020"), as
-people say them, unless another parameter of the tool could take it. Parameters come in a random order,
-free text (a message, a query) last.
+the number of guests"); with `general.bare_share` an enum member or a year is sometimes said bare ("in
+Celsius", "in 2020"), unless another parameter of the tool could take it. Parameters come in a random
+order, free text (a message, a query) last.
 
 Everything is returned as `surface.Piece`s with values flagged, so the shared surface machinery
 (politeness, fillers, typos, casing) never touches a value.
@@ -74,12 +74,12 @@ KIND_MENTION = {
     "title": ["for {v}", "called {v}", "{n} {v}"], "query": ["about {v}", "for {v}", "on {v}", "{n} {v}"],
     "message": ["saying {v}", "that says {v}", "{n}: {v}"], "email": ["to {v}", "{n} {v}", "at {v}"],
     "room": ["in the {v}", "{n} {v}"], "airport": ["at {v}", "{n} {v}"], "team": ["for the {v}", "{n} {v}"],
-    "year": ["in {v}", "for {v}", "{n} {v}"],
 }
-# an enum member said on its own ("in Celsius", "by transit"), as people say a choice; only where no other
-# choice of the tool has that member, and the member is a word that names something ("2", "all" do not)
+# with `bare` (general.bare_share): an enum member or a year said on its own ("in Celsius", "in 2020"), as
+# people say them; only where no other parameter of the tool could take it (`tell_apart`), and the
+# member is a word that names something ("2", "all" do not)
 BARE_ENUM = ["{v}", "in {v}", "with {v}", "using {v}", "as {v}"]
-BARE_ENUM_SHARE = 0.35
+BARE_YEAR = ["in {v}", "for {v}"]
 _UNNAMING = {"all", "any", "none", "both", "default", "auto", "other", "yes", "no", "true", "false", "some"}
 ROLE_MENTION = {"from": ["from {v}", "from {v}", "{n} {v}"], "to": ["to {v}", "to {v}", "into {v}", "{n} {v}"]}
 ROLE_KINDS = {"city", "country", "currency", "language", "language_code", "airport", "date", "datetime", "time",
@@ -239,9 +239,7 @@ def tell_apart(kinds: dict[str, Kind]) -> None:
             kind.alike = any(members[str(m).lower()] > 1 for m in kind.spec["enum"])
         if kind.sem in ("bool", "const", "enum", "object"):     # their values or nouns say which one
             continue
-        # a year is told from other numbers by its four digits; two years ("from 2019 to 2020") are alike
-        numeric = kind.sem in NUMERIC_SEMS and kind.sem != "year"
-        groups[("number", *kind.unit) if numeric else (kind.sem,)].append(key)
+        groups[("number", *kind.unit) if kind.sem in NUMERIC_SEMS else (kind.sem,)].append(key)
     for keys in groups.values():
         if len(keys) < 2:
             continue
@@ -256,9 +254,10 @@ def tell_apart(kinds: dict[str, Kind]) -> None:
 
 
 def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]], *,
-            plain: bool = False) -> list[Piece]:
+            plain: bool = False, bare: float = 0.0) -> list[Piece]:
     """One parameter's phrase; [] for a const (the schema fixes it: nothing to say). A parameter said
-    alike another of its tool (`tell_apart`) is named, or said with its own direction."""
+    alike another of its tool (`tell_apart`) is named, or said with its own direction. `bare`: the share
+    of an enum member's or a year's mentions that leave out its name (BARE_ENUM, BARE_YEAR)."""
     if kind.sem == "const":
         return []
     if kind.sem == "bool":
@@ -273,8 +272,10 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
         template = rng.choice(["{n} {v}", "{n} of {v}", "{n} {v}"])
     elif kind.role and kind.own_role and kind.sem in ROLE_KINDS and rng.random() < 0.75:
         template = rng.choice(ROLE_MENTION[kind.role])
-    elif kind.sem == "enum" and not kind.alike and bare_member(value) and rng.random() < BARE_ENUM_SHARE:
+    elif bare and kind.sem == "enum" and not kind.alike and bare_member(value) and rng.random() < bare:
         template = rng.choice(BARE_ENUM)
+    elif bare and kind.sem == "year" and not kind.alike and rng.random() < bare:
+        template = rng.choice(BARE_YEAR)
     elif kind.sem == "enum" and rng.random() < 0.4:
         template = rng.choice(["{v} {n}", "in {v} {n}", "{n} {v}"])
     elif named and rng.random() < 0.7:
