@@ -16,8 +16,8 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`), and an
   optional boolean it leaves out gets the value the request says it has ("open now enabled" ->
   open_now=true; `named_flag`);
-- an **optional** number that repeats another argument's number in the same call, where the request says
-  that number only once, is dropped (`reused_number`): one said number fills one slot. A tuned model pads
+- an **optional** number that repeats a required argument's number in the same call, where the request
+  says that number only once, is dropped (`reused_number`): one said number fills one slot. A tuned model pads
   optional numbers with a value it has just written (cone_volume(radius=4, height=7, round_off=4) for
   "radius 4 and height 7", compound_interest(duration=2, compound_freq=2) for "2 years"); a request
   that means both says it twice ("5 adults and 5 children"). Two **required** numbers that share such
@@ -313,13 +313,15 @@ def judged(value: Any, spec: dict[str, Any]) -> bool:
 
 
 def times_said(value: float, request: str) -> int:
-    """How many times digitised `request` writes the number `value`."""
+    """How many times digitised `request` writes the number `value`, also as the forms `StatedValues`
+    reads a number in ("25%" says 0.25, "-3" and "3 below" say -3)."""
     n = 0
     for m in _NUMBER.finditer(request):
         try:
-            n += float(m.group().replace(",", "")) == float(value)
+            x = float(m.group().replace(",", ""))
         except ValueError:
-            pass
+            continue
+        n += any(abs(float(value) - f) <= 1e-9 * max(1.0, abs(f)) for f in (x, -x, x / 100, x * 100, x * 1000))
     return n
 
 

@@ -92,6 +92,7 @@ CONE = Tool("cone_volume", "Volume of a cone", {"type": "object", "properties": 
     ("volume of a cone with radius 4 and height 7", {"radius": 4, "height": 7}),           # 4 said once
     ("radius four, height seven", {"radius": 4, "height": 7}),                             # in words too
     ("radius 4, height 7, rounded to 4 places", {"radius": 4, "height": 7, "round_off": 4}),   # said twice
+    ("radius 400% of 1, height 7 and 4 places", {"radius": 4, "height": 7, "round_off": 4}),   # 400% is 4 too
 ])
 def test_an_optional_number_that_repeats_a_number_said_once_is_dropped(text, kept):
     call = ToolCall("cone_volume", {"radius": 4, "height": 7, "round_off": 4})

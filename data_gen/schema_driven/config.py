@@ -64,8 +64,8 @@ class GeneralConfig:
     # share of an enum member's or a year's mentions that leave out the parameter's name ("in Celsius",
     # "in 2020"; never where another parameter of the tool could take the value). Off by default: at 0.35
     # (stop 43, two seeds against g41's two) the CPU demo adapter left out fewer such values on BFCL but
-    # called more where no tool fits (BFCL irrelevance 0.767 on both seeds, against 0.842 for g41's seed 0)
-    # and did not gain on average elsewhere (hand-written 0.917 / 0.780 against 0.879 / 0.888)
+    # called more where no tool fits (BFCL irrelevance 0.783 / 0.767 against 0.858 / 0.875) and did not
+    # gain on average elsewhere (hand-written 0.917 / 0.780 against 0.879 / 0.888)
     bare_share: float = 0.0
     # most tools offered in one row (needed + distractors): long tool lists cost training tokens
     max_offered: int = 5
