@@ -134,6 +134,15 @@ WORD = re.compile(r"[\w'-]+")          # a word of the user's text (snap here, c
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
+def _read_as(n: float) -> tuple[float, ...]:
+    """The numbers a said number `n` states: itself, negated, as a percent (5% -> 0.05), times 100 / 1000."""
+    return n, -n, n / 100, n * 100, n * 1000
+
+
+def _same_number(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
 @dataclass
 class StatedValues:
     """What a conversation's text says: its words (lowercased, and with numbers as digits) and numbers."""
@@ -166,7 +175,7 @@ class StatedValues:
         found |= {float(_QUANTITY_WORDS[m.group(1)]) for m in _QUANTITY_RE.finditer(num)}
         numbers = set(_ALWAYS_STATED)
         for n in found:                      # signs, percents, thousands
-            numbers |= {n, -n, n / 100, n * 100, n * 1000}
+            numbers |= set(_read_as(n))
         heads = _heads(raw)
         numbers |= set(heads.values())            # "$1.2M" states 1200000
         said = [t for t in said if t]
@@ -177,7 +186,7 @@ class StatedValues:
                    _clock_only(num, clocks_said), find_dates(request))
 
     def states_number(self, value: float) -> bool:
-        return any(abs(value - n) <= 1e-9 * max(1.0, abs(n)) for n in self.numbers)
+        return any(_same_number(value, n) for n in self.numbers)
 
     def snap(self, value: str) -> str:
         """`value` without surrounding spaces, or the span of the user's words it nearly is (see the module
@@ -254,6 +263,11 @@ class StatedValues:
         return full if full is not None else value
 
     @cached_property
+    def request(self) -> str:
+        """The request (the user's last text) with its numbers as digits; "" when no text was said."""
+        return digitize(self.said[-1]) if self.said else ""
+
+    @cached_property
     def folded(self) -> str:
         """`text` without accents, for matching words in any alphabet ("Köln", "Zurich" for "Zürich")."""
         return fold_accents(self.text)
@@ -321,7 +335,7 @@ def times_said(value: float, request: str) -> int:
             x = float(m.group().replace(",", ""))
         except ValueError:
             continue
-        n += any(abs(float(value) - f) <= 1e-9 * max(1.0, abs(f)) for f in (x, -x, x / 100, x * 100, x * 1000))
+        n += any(_same_number(float(value), f) for f in _read_as(x))
     return n
 
 
@@ -611,7 +625,7 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
         if read else {}
     arguments = {**call.arguments, **readings}
     if read and stated.said:                  # two values the request pairs the other way round
-        pairs = read_pairs(arguments, tool, digitize(stated.said[-1]))
+        pairs = read_pairs(arguments, tool, stated.request)
         arguments.update(pairs)
         readings.update(pairs)
     for key, value in arguments.items():
@@ -638,14 +652,13 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
             return GroundedCall(None, withdrawn_for=f"{key}={value!r}")
         else:
             dropped.append(key)
-    if stated.said:                           # one said number fills one slot
-        request = digitize(stated.said[-1])
-        for key in [k for k in kept if k in tool.required]:
-            if (twin := reused_number(key, kept, tool, request)) is not None:
-                return GroundedCall(None, withdrawn_for=f"{key}={kept[key]!r} (said once, also {twin})")
-        for key in [k for k in kept if reused_number(k, kept, tool, request) is not None]:
-            del kept[key]
-            dropped.append(key)
+    for key in list(kept) if stated.said else []:     # one said number fills one slot
+        if (twin := reused_number(key, kept, tool, stated.request)) is None:
+            continue
+        if key in tool.required:
+            return GroundedCall(None, withdrawn_for=f"{key}={kept[key]!r} (said once, also {twin})")
+        del kept[key]                         # its twin is required: never taken out here
+        dropped.append(key)
     added: dict[str, Any] = {}
     if read and stated.said:                  # an optional enum member or flag the request names with its parameter
         for key in tool.properties:

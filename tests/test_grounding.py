@@ -528,5 +528,5 @@ def test_integers_a_schema_declares_floats_are_written_as_floats():
     args = g.call.arguments
     assert repr(args) == repr({"interval": [1.0, 3.0], "steps": 4, "scale": 2, "rate": 5.0})
     assert declared_floats(True, {"type": "number", "format": "float"}) is True
-    assert declared_floats({"a": [1]}, {"type": "object", "properties": {"a": {"items": {"type": "number", "format": "float"}}}}) \
-        == {"a": [1.0]}
+    nested = {"type": "object", "properties": {"a": {"items": {"type": "number", "format": "float"}}}}
+    assert declared_floats({"a": [1]}, nested) == {"a": [1.0]}
