@@ -62,7 +62,8 @@ so does one that is the duration in hours ("a timer for one hour" -> 1 becomes 6
 says only inside a clock time is not stated ("an alarm at 9:10 am" does not ground set_timer(10)).
 Where the request says several clock times, a call takes the one its own hour and minute point at
 (same minute, same hour on a 12-hour dial: "remind me at 5 PM and set an alarm for 4:30 PM" -> the
-alarm's 4, 30 becomes 16, 30; else the one clock with that hour), and none where no single one fits.
+alarm's 4, 30 becomes 16, 30; else the one clock with that hour; else the one with that minute, unless
+it is :00: 12, 30 there also becomes 16, 30), and none where no single one fits.
 A time written as a 12-hour string ("5:00 AM", "25:00 PM") is read like a clock pair: from the one clock
 the request says when the call has one such string, else from the clock it points at among those fixed
 to one half of the day (AM/PM said, or a 24-hour hour past 12): "5 PM" -> "5:00 PM", "14:00" -> "2:00
@@ -574,12 +575,15 @@ def _is_int(value: Any) -> bool:
 def _pointed_at(clocks: Sequence[Clock], hour: Any, minute: Any) -> Clock | None:
     """Of the request's clock times, the one a call's hour and minute point at: the same hour on a 12-hour
     dial and the same minute ("4:30" -> "4:30 PM" when the request also says "5 PM"), else the same hour
-    alone ("10:00" -> "10:05 PM" beside "7 PM"); None unless exactly one."""
+    alone ("10:00" -> "10:05 PM" beside "7 PM"), else the same minute alone where it is not :00 ("12:30"
+    -> "4:30 PM" beside "5 PM": a minute past the hour is said, an hour a small model may garble); None
+    unless exactly one."""
     if not (_is_int(hour) and _is_int(minute)):
         return None
-    for same_minute in (True, False):
+    for same_hour, same_minute in ((True, True), (True, False), (False, True)):
         hits = {(c.hour, c.minute): c for c in clocks
-                if c.hour % 12 == hour % 12 and (c.minute == minute or not same_minute)}
+                if (c.hour % 12 == hour % 12 or not same_hour) and (c.minute == minute or not same_minute)
+                and (same_hour or minute != 0)}
         if hits:
             return next(iter(hits.values())) if len(hits) == 1 else None
     return None

@@ -249,6 +249,14 @@ def test_of_several_clock_times_a_call_takes_the_one_it_points_at():
     text = "set my alarm to ring at 10:05 PM, and while you're at it, set another at 7:00 PM please"
     assert ground_call(ToolCall("set_alarm", {"hour": 10, "minute": 0}), [ALARM], request(text)).call == \
         ToolCall("set_alarm", {"hour": 22, "minute": 5})
+    # no clock with that hour: the one with that minute, never by :00 alone, never one of two
+    mom = "Remind me to call mom at 5 PM, and also set an alarm for 4:30 PM"
+    garbled = ground_call(ToolCall("set_alarm", {"hour": 12, "minute": 30}), [ALARM], request(mom))
+    assert garbled.call == ToolCall("set_alarm", {"hour": 16, "minute": 30}) and garbled.read == {"hour": 12}
+    assert ground_call(ToolCall("set_alarm", {"hour": 9, "minute": 0}), [ALARM], request(mom)).call is None
+    twice = ground_call(ToolCall("set_alarm", {"hour": 9, "minute": 30}), [ALARM],
+                        request("alarms at 6:30 AM and 7:30 AM"))
+    assert twice.call is None
     # both halves of the day said for the same dial reading: no single one fits, the model's stays
     both = ground_call(ToolCall("set_alarm", {"hour": 18, "minute": 30}), [ALARM], request("alarms at 6:30 AM and 6:30 PM"))
     assert both.call == ToolCall("set_alarm", {"hour": 18, "minute": 30}) and both.read == {}
