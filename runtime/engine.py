@@ -50,7 +50,7 @@ from .constrained import keep_only, single_token_id
 from .copy_values import SpanCopier, locate, request_spans
 from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
-from .leftover import leftover_parts
+from .leftover import leftover_parts, schema_stems, serves_left_over
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -170,7 +170,8 @@ class CaseOutput:
     # what the grounding check changed, with the call as written: {"call", "unstated"} (withdrawn), or
     # {"call", "dropped"?, "snapped"?, "read"?, "copied"?} (unstated optional arguments left out, strings
     # copied from the user, values read from the request), {"call", "repeated"} (the same call again), or
-    # {"call", "diverted"} (a repeat taken back and written again with another tool: `divert_repeats`)
+    # {"call", "diverted"} (a repeat taken back and written again with another tool: `divert_repeats`), or
+    # {"call", "serves_no_left_over_part"} (a call `leftover_call_p` opened that serves none of those parts)
     ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -221,6 +222,10 @@ class _Row:
         self.diverting: dict[str, Any] | None = None   # while writing one: its record (min_p: the least
         #                                               probability the model gave one of its tokens)
         self.left_opened = 0                  # calls opened for a left-over part (at most max_leftover_calls)
+        self.left_parts: tuple[int, list[str]] | None = None   # at a call's end: (the next call's index in
+        #                                               the segment, the request's parts left over), if any
+        self.opened_for: dict[int, list[str]] = {}   # calls the floor opened where the model would have
+        #                                               stopped: their index in the segment -> those parts
 
 
 class ToolLoopEngine:
@@ -422,19 +427,29 @@ class ToolLoopEngine:
         if not ks:
             return
         p = torch.softmax(logits[ks], -1)[:, self.call_start_id]
-        keep_only(logits, [k for k, pk in zip(ks, p.tolist()) if 0 < self._next_call_floor(rows[k]) <= pk],
-                  self.call_start_id)
+        greedy = logits[ks].argmax(-1).tolist()
+        opened = []
+        for k, pk, g in zip(ks, p.tolist(), greedy):
+            if 0 < self._next_call_floor(rows[k]) <= pk:
+                opened.append(k)
+                r = rows[k]
+                if r.left_parts is not None and g != self.call_start_id:    # the model would have stopped
+                    r.opened_for[r.left_parts[0]] = r.left_parts[1]
+        keep_only(logits, opened, self.call_start_id)
 
     def _next_call_floor(self, r: _Row) -> float:
         """The probability at which `r` opens another call: `leftover_call_p` where a part of its request
         is left over (runtime/leftover.py), else `next_call_p` (0: the model's own choice)."""
         text = r.conv.user_texts()[-1] if r.conv.user_texts() else ""
+        r.left_parts = None
         if self.cfg.leftover_call_p <= 0 or not text or r.left_opened >= self.cfg.max_leftover_calls:
             return self.cfg.next_call_p
         parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
-        calls = r.out.calls + (parsed.calls if parsed else [])
-        if leftover_parts(text, calls, [t.name for t in r.conv.tools]):
+        in_segment = parsed.calls if parsed else []
+        if parts := leftover_parts(text, r.out.calls + in_segment, [t.name for t in r.conv.tools],
+                                   schema_stems(r.conv.tools)):
             r.left_opened += 1
+            r.left_parts = (len(in_segment), parts)
             return self.cfg.leftover_call_p
         return self.cfg.next_call_p
 
@@ -597,6 +612,12 @@ class ToolLoopEngine:
                 r.out.ungrounded.append(record)
             if g.call is not None and g.call in kept:      # the same call twice in a turn: once is meant
                 r.out.ungrounded.append({"call": call.to_dict(), "repeated": True})
+            elif g.call is not None and index in r.opened_for and not serves_left_over(
+                    user_texts(r.conv)[-1], r.out.calls + kept, g.call, r.opened_for[index],
+                    [t.name for t in r.conv.tools], schema_stems(r.conv.tools)):
+                # opened for left-over parts (`leftover_call_p`) where the model would have stopped, and
+                # serving none of them: made up to fill the slot
+                r.out.ungrounded.append({"call": call.to_dict(), "serves_no_left_over_part": r.opened_for[index]})
             elif g.call is not None:
                 kept.append(g.call)
         return replace(parsed, calls=kept)
@@ -632,6 +653,7 @@ class ToolLoopEngine:
         r.out.calls += parsed.calls
         r.out.parse_failures += parsed.failures
         r.segment = []
+        r.opened_for = {}
 
     def _rewind(self, r: _Row) -> bool:
         """Take the row back to just before its call's start marker and block further calls. False

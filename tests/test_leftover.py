@@ -1,7 +1,7 @@
 """runtime/leftover.py: the parts of a request that no call made so far serves."""
 
-from runtime.leftover import leftover_parts, split_parts
-from toolcore.schema import ToolCall
+from runtime.leftover import leftover_parts, schema_stems, serves_left_over, split_parts
+from toolcore.schema import Tool, ToolCall
 
 OFFERED = ["get_weather", "get_time", "pan_right", "set_timer", "send_message", "locatePharmacy"]
 
@@ -49,3 +49,35 @@ def test_clock_times_and_dates_are_not_values_to_serve_and_no_calls_means_no_opi
     assert leftover_parts("play Taylor Swift, and on Spotify", [call("spotify.play", artist="Taylor Swift")], ["spotify.play"]) == []
     # a possessive names the person the call has
     assert leftover_parts("pull up Olivia's details", [call("search_contacts", query="Olivia")], OFFERED) == []
+
+
+def test_what_counts_the_values_or_is_too_small_to_be_one_is_no_value_to_serve():
+    gcd = Tool("math.gcd", "Calculate the greatest common divisor of two integers.", {"type": "object", "properties": {
+        "num1": {"type": "integer", "description": "The first number."},
+        "num2": {"type": "integer", "description": "The second number."}}, "required": ["num1", "num2"]})
+    text = "Find the Greatest Common Divisor of two numbers, say 36 and 48."
+    both = [call("math.gcd", num1=36, num2=48)]
+    assert leftover_parts(text, both, ["math.gcd"], schema_stems([gcd])) == []
+    # without the schema, "two" and "Greatest Common Divisor" read as values no call holds
+    assert leftover_parts(text, both, ["math.gcd"]) == ["Find the Greatest Common Divisor of two numbers"]
+    # a count of what the schema does not name is a value: "two hours"
+    assert leftover_parts("set a timer, and two hours", [call("set_timer", minutes=5)], OFFERED, schema_stems([gcd])) \
+        == ["two hours"]
+    # zero is no value; "(1,2)" is two numbers, not 12; two capitals are a value a call can hold
+    assert leftover_parts("a fall from 150 m, and initial velocity zero", [call("fall", height=150)], OFFERED) == []
+    assert leftover_parts("distance from A(3,4) to B(1,2)", [call("dist", a=[3, 4], b=[1, 2])], OFFERED) == []
+    assert leftover_parts("shares of AMD, and ticker symbol KO", [call("quote", symbol="AMD")], OFFERED) == \
+        ["ticker symbol KO"]
+    both = [call("quote", symbol="AMD"), call("quote", symbol="KO")]
+    assert leftover_parts("shares of AMD, and ticker symbol KO", both, OFFERED) == []
+
+
+def test_a_call_opened_for_a_left_over_part_serves_it_or_was_made_up():
+    text = "Find art exhibitions for the upcoming month in the Museum of Modern Art, New York."
+    first = call("exhibition_info", museum_name="Museum of Modern Art", month=1)
+    parts = leftover_parts(text, [first], ["exhibition_info"])
+    assert parts == ["New York"]
+    again = call("exhibition_info", museum_name="Museum of Modern Art")
+    assert not serves_left_over(text, [first], again, parts, ["exhibition_info"])
+    there = call("exhibition_info", museum_name="Museum of Modern Art", location="New York")
+    assert serves_left_over(text, [first], there, parts, ["exhibition_info"])
