@@ -498,7 +498,10 @@ class ToolLoopEngine:
         common = min(len(s) for s in seqs) - 1
         for s in seqs[1:]:
             common = min(common, common_prefix(seqs[0], s, common))
-        if common >= 2 * MIN_PREFIX and common - self.store.lookup(seqs[0][:common + 1], MIN_PREFIX, count=False)[0] >= MIN_PREFIX:
+        if common < 2 * MIN_PREFIX:
+            return
+        stored = self.store.lookup(seqs[0][:common + 1], MIN_PREFIX, count=False)[0]
+        if common - stored >= MIN_PREFIX:
             self._prefill_ids([seqs[0][:common]])
 
     def _prefill_ids(self, seqs: list[list[int]]):
