@@ -670,6 +670,33 @@ def test_a_run_slowed_for_a_while_gets_its_steps_back_up_to_its_plan():
     assert guard.end == 47
 
 
+def test_the_guard_reads_time_per_token_so_long_and_short_batches_do_not_move_the_end():
+    """Length-grouped batches: windows of short rows and of long rows, at one speed per token. Read
+    per step, a window of long rows looks like a slow machine; read per token, the run is on plan."""
+    from types import SimpleNamespace
+
+    from train.budget import BudgetGuard
+
+    def run(per_token: bool):
+        now, tokens = [0.0], [0.0]
+        guard = BudgetGuard(1.0, evaluating=False, clock=lambda: now[0],       # 66 s
+                            **({"work": lambda: tokens[0], "work_per_step": 100.0} if per_token else {}))
+        state = SimpleNamespace(global_step=0, max_steps=60)   # 60 steps of 100 tokens on average: 60 s
+        guard.on_train_begin(None, state, None)
+        ends = []
+        for step in range(1, 61):
+            rows = 50 if (step - 1) // 10 % 2 == 0 else 150     # ten short steps, ten long ones, ...
+            now[0] += rows * 0.01
+            tokens[0] += rows
+            state.global_step = step
+            guard.on_step_end(None, state, SimpleNamespace(should_training_stop=False), lr_scheduler=None)
+            ends.append(guard.end)
+        return ends
+
+    assert set(run(per_token=True)) == {None}
+    assert any(end is not None and end < 60 for end in run(per_token=False))    # per step: shortened
+
+
 def test_a_run_on_plan_is_not_shortened():
     from types import SimpleNamespace
 

@@ -33,8 +33,8 @@ CALIBRATION_BATCHES = 6     # timed, after one untimed warm-up batch
 # 2-core machine (smollm2_cpu_lora, 365 steps) and about 1.2x on another (a test run beside it inflated
 # that figure), so no fixed factor fits both; the guard bounds the slow side instead
 GUARD = 1.1                 # a run stops once its training loop has taken this many times its budget
-# how often (in steps) a run projects its end, from the time its last REPLAN_EVERY steps took (a machine
-# that slows mid-run is seen at once; a window with a validation pass in it is skipped)
+# how often (in steps) a run projects its end, from the seconds per token its last REPLAN_EVERY steps took
+# (a machine that slows mid-run is seen at once; a window with a validation pass in it is skipped)
 REPLAN_EVERY = 10
 # a shortened run is lengthened again (up to its plan) when the projection gains this share of its steps
 REGAIN = 0.05
@@ -91,25 +91,34 @@ def steps_within(lengths: list[int], per_token: float, minutes: float, rows_per_
 class BudgetGuard(TrainerCallback):
     """Keeps the training loop (validation included) inside GUARD times the budget's `minutes`, where the
     plan was too optimistic for this machine. Every REPLAN_EVERY steps it projects the end from the time
-    those steps took; where that passes the limit, the run's last step (`end`) moves to what fits and the
-    learning-rate schedule, when it is one of transformers' that take `num_training_steps` (cosine,
-    linear, polynomial...), is stretched to end there, so the shortened run still anneals; where a later
-    window projects at least REGAIN more steps than `end`, `end` moves out again (at most to the plan). At `end`, or
-    once the limit itself has passed, the run stops through the Trainer's own stop, as early stopping
-    does: that step is validated (when the run validates) and saved, and the best checkpoint is loaded at
-    the end as usual. `stopped_at` is that step (None when the plan fit). `clock` is for tests."""
+    those steps took per token they trained (`work`, a counter of tokens; each step left costs
+    `work_per_step`, the plan's mean), or per step without `work`; where that passes the limit, the
+    run's last step (`end`) moves to what fits and the learning-rate schedule, when it is one of
+    transformers' that take `num_training_steps` (cosine, linear, polynomial...), is stretched to end
+    there, so the shortened run still anneals; where a later window projects at least REGAIN more steps
+    than `end`, `end` moves out again (at most to the plan). At `end`, or once the limit itself has
+    passed, the run stops through the Trainer's own stop, as early stopping does: that step is validated
+    (when the run validates) and saved, and the best checkpoint is loaded at the end as usual.
+    `stopped_at` is that step (None when the plan fit). `clock` is for tests."""
 
-    def __init__(self, minutes: float, evaluating: bool, clock: Callable[[], float] = time.perf_counter):
+    def __init__(self, minutes: float, evaluating: bool, clock: Callable[[], float] = time.perf_counter,
+                 work: Callable[[], float] | None = None, work_per_step: float = 1.0):
         self.seconds, self.evaluating, self.clock = minutes * 60 * GUARD, evaluating, clock
+        # what a window's time is divided by: the tokens trained so far (`work`; a planned step costs
+        # `work_per_step` of them on average), or, without `work`, the steps. Length-grouped batches
+        # differ in tokens, and ten steps' time read per step swung the projection: stop 46's run
+        # moved its end 14 times in 210 steps (between 277 and 341), its learning rate with it
+        self.work, self.work_per_step = work, work_per_step if work else 1.0
         self.t0 = clock()
-        self.window: tuple[int, float] = (0, 0.0)     # (step, elapsed) where the current window began
+        # (step, elapsed, work) where the current window began
+        self.window: tuple[int, float, float] = (0, 0.0, 0.0)
         self.evaluated = False                          # a validation pass fell inside the window
         self.end: int | None = None
         self.stopped_at: int | None = None
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.t0 = self.clock()
-        self.window = (state.global_step, 0.0)          # a resumed run times its own steps
+        self.window = (state.global_step, 0.0, self.done(state))    # a resumed run times its own steps
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.evaluated = True
@@ -118,10 +127,12 @@ class BudgetGuard(TrainerCallback):
         step, elapsed = state.global_step, self.clock() - self.t0
         if self.stopped_at is not None or step >= state.max_steps:
             return control
-        since, began = self.window
+        since, began, worked = self.window
         if step - since >= REPLAN_EVERY:
-            per_step, clean = (elapsed - began) / (step - since), not self.evaluated
-            self.window, self.evaluated = (step, elapsed), False
+            done = self.done(state)
+            per_unit = (elapsed - began) / (done - worked) if done > worked else 0.0
+            per_step, clean = per_unit * self.work_per_step, not self.evaluated
+            self.window, self.evaluated = (step, elapsed, done), False
             fits = step + int(max(0.0, self.seconds - elapsed) / per_step) if per_step > 0 else state.max_steps
             end = self.end or state.max_steps
             behind = fits < end
@@ -140,6 +151,10 @@ class BudgetGuard(TrainerCallback):
             control.should_evaluate = self.evaluating
             print(f"time budget: stopped at step {step} of {state.max_steps} ({elapsed / 60:.1f} min)", flush=True)
         return control
+
+
+    def done(self, state: Any) -> float:
+        return self.work() if self.work else float(state.global_step)
 
 
 def stretch_schedule(scheduler: Any, end: int) -> bool:

@@ -243,7 +243,10 @@ def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluat
     trainer.args.max_steps = steps
     if evaluating:       # halfway and at the end; checkpoints with them (the best one is kept)
         trainer.args.eval_steps = trainer.args.save_steps = max(1, -(-steps // 2))
-    trainer.add_callback(BudgetGuard(t.time_budget_minutes, evaluating))
+    # the guard reads the machine's speed per token (the tokens the trainer has counted), not per step
+    planned_tokens = sum(trainer.train_dataset["length"])
+    trainer.add_callback(BudgetGuard(t.time_budget_minutes, evaluating, work=lambda: trainer.real_tokens,
+                                     work_per_step=planned_tokens / steps))
     print(f"time budget: {t.time_budget_minutes} min at {budget['seconds_per_1k_tokens']} s per 1k tokens "
           f"-> {steps} steps ({steps * rows_per_step} examples)", flush=True)
     return budget
