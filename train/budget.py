@@ -107,7 +107,8 @@ class BudgetGuard(TrainerCallback):
         # what a window's time is divided by: the tokens trained so far (`work`; a planned step costs
         # `work_per_step` of them on average), or, without `work`, the steps. Length-grouped batches
         # differ in tokens, and ten steps' time read per step swung the projection: stop 46's run
-        # moved its end 14 times in 210 steps (between 277 and 341), its learning rate with it
+        # moved its end 14 times in 210 steps, 6 back up (between 277 and 341), its learning rate with
+        # it; read per token, two runs on that machine moved it 4 and 11 times, 0 and 1 back up
         self.work, self.work_per_step = work, work_per_step if work else 1.0
         self.t0 = clock()
         # (step, elapsed, work) where the current window began
