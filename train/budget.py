@@ -98,7 +98,7 @@ class BudgetGuard(TrainerCallback):
     there, so the shortened run still anneals; where a later window projects at least REGAIN more steps
     than `end`, `end` moves out again (at most to the plan). At `end`, or once the limit itself has
     passed, the run stops through the Trainer's own stop, as early stopping does: that step is validated
-    (when the run validates) and saved, and the best checkpoint is loaded at the end as usual.
+    (when the run validates) and saved, and the checkpoint `keep_checkpoint` names is kept as usual.
     `stopped_at` is that step (None when the plan fit). `clock` is for tests."""
 
     def __init__(self, minutes: float, evaluating: bool, clock: Callable[[], float] = time.perf_counter,
@@ -153,8 +153,8 @@ class BudgetGuard(TrainerCallback):
             print(f"time budget: stopped at step {step} of {state.max_steps} ({elapsed / 60:.1f} min)", flush=True)
         return control
 
-
     def done(self, state: Any) -> float:
+        """How far the run has got in the guard's unit: tokens trained (`work`) or steps."""
         return self.work() if self.work else float(state.global_step)
 
 
