@@ -241,7 +241,7 @@ def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluat
     steps = budget["steps"]
     trainer.train_dataset = train_ds.select(range(steps * rows_per_step))
     trainer.args.max_steps = steps
-    if evaluating:       # halfway and at the end; checkpoints with them (the best one is kept)
+    if evaluating:       # halfway and at the end; checkpoints with them (keep_checkpoint picks what adapter/ holds)
         trainer.args.eval_steps = trainer.args.save_steps = max(1, -(-steps // 2))
     # the guard reads the machine's speed per token (the tokens the trainer has counted), not per step
     planned_tokens = sum(trainer.train_dataset["length"])
