@@ -17,7 +17,7 @@ from data_gen.compose import Rejected
 from data_gen.config import DataGenConfig
 from data_gen.generate import generate
 from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
-from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, prepare
+from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, near, prepare
 from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
 from data_gen.schema_driven.realise import mention, value_pieces
 from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, forms
@@ -396,6 +396,8 @@ def test_bfcl_questions_are_decontaminated(tmp_path, drafts):
 def test_bad_config_and_bad_user_tools_are_named(tmp_path):
     with pytest.raises(ToolkitError, match="general.shapes"):
         GeneralConfig(shapes={"poetry": 1.0})
+    with pytest.raises(ToolkitError, match="general.lookalike"):
+        GeneralConfig(lookalike=1.5)
     with pytest.raises(ToolkitError, match="teacher"):
         GeneralConfig(teacher=TeacherConfig(url="http://127.0.0.1:1/v1"))
     bad = tmp_path / "bad.yaml"
@@ -575,6 +577,60 @@ def test_hard_irrelevance_offers_tools_of_the_request_domain_never_a_near_family
     assert total > 100
     assert (same == 0) if hard == 0.0 else (same / total > 0.9)
     assert near("get_exchange_rate", "convert_currency") and not near("convert_currency", "compound_interest")
+
+
+def test_a_lookalike_takes_the_requests_kinds_of_values_and_nothing_else():
+    from data_gen.schema_driven.episodes import kinds_said
+
+    builder = EpisodeBuilder(Sampler(load_vocabulary(), 0.1), SurfaceConfig(), shapes={"simple": 1.0}, max_offered=3,
+                             optional_share=0.5, mask_share=0.0, spoken_share=0.0, aliases={}, lookalike=1.0)
+    is_prime = tool_of("is_prime", "Check whether a number is prime",
+                       {"number": {"type": "integer", "description": "The number to test"}})
+    fib = tool_of("fibonacci_number", "Get the nth Fibonacci number",
+                  {"n": {"type": "integer", "description": "Position in the sequence"}})
+    gcd = tool_of("compute_gcd", "Compute the greatest common divisor of two integers",
+                  {"first": {"type": "integer", "description": "First integer"},
+                   "second": {"type": "integer", "description": "Second integer"}})
+    weather = tool_of("get_weather", "Get the weather in a city", {"city": {"type": "string", "description": "City"}})
+    one_number = kinds_said([(is_prime, {"number": 17})])
+    assert builder.fits(fib, one_number)                       # n can take the 17 the request says
+    assert not builder.fits(gcd, one_number)                   # two integers needed, one said
+    local_time = tool_of("get_local_time", "Get the local time in a city",
+                         {"city": {"type": "string", "description": "City name"}})
+    assert builder.fits(weather, kinds_said([(local_time, {"city": "Lyon"})]))
+    assert not builder.fits(weather, one_number)
+    assert near("convert_units", "convert_temperature")         # a unit converter can serve a temperature request
+
+
+@pytest.mark.parametrize("shape", ["irrelevance", "multiple"])
+def test_lookalike_distractors_are_offered_when_the_request_has_them(shape):
+    """With `lookalike` on, far more rows offer a same-domain tool whose required parameters the request's
+    values could fill, and it never is a near family (one that could serve)."""
+    from data_gen.schema_driven.episodes import kinds_said
+
+    counts = {}
+    for lookalike in (0.0, 1.0):
+        src = source(mask_share=0.0, hard_irrelevance=1.0, lookalike=lookalike, shapes={shape: 1.0})
+        pool = src.pools[False]
+        by_name = {p.tool.name: p for p in pool}
+        fit = total = 0
+        for i in range(200):
+            try:
+                d = src.builder.build(random.Random(i), False, pool, ExecutionContext())
+            except Rejected:
+                continue
+            if src.check(d) is not None:      # verification rejects a row now and then, as everywhere
+                continue
+            needed = [g.prepared for g in d.calls] or [d.meta["wanted"].prepared]
+            said = kinds_said([(g.prepared, g.call.arguments) for g in d.calls] if d.calls else
+                              [(needed[0], d.meta["wanted"].call.arguments)])
+            others = [by_name[t.name] for t in d.conversation.tools if by_name[t.name] not in needed]
+            assert not any(near(o.family, n.family) for o in others for n in needed)
+            fit += any(o.domain == needed[0].domain and src.builder.fits(o, said) for o in others)
+            total += 1
+        assert total > 150
+        counts[lookalike] = fit / total
+    assert counts[1.0] > 2 * counts[0.0] and counts[1.0] > (0.4 if shape == "irrelevance" else 0.2)
 
 
 def test_for_is_never_doubled(drafts):

@@ -55,6 +55,13 @@ class GeneralConfig:
     # family: near in topic, unable to do what is asked, as a boiling-point tool for a freezing-point
     # question); the rest offer only tools from other domains, which a model tells apart by topic alone
     hard_irrelevance: float = 0.5
+    # share of same-domain distractors (that hard negative, and the one a "multiple" row offers half the
+    # time) that are look-alikes when the request has one: a tool whose required parameters take the kinds
+    # of values the request says (fibonacci_number(n) for "is 17 prime?"), so only its description tells
+    # it apart. BFCL's irrelevance misses of the CPU demo adapter were such tools (a closest-prime tool for
+    # "the closest integer to 30", a boiling-point tool for a freezing point); a "multiple" row with one is
+    # the other half of the pair: the same request, the right tool offered too, and it is called
+    lookalike: float = 1.0
     # share of requests whose opening action holds a value where the tool's description names its thing
     # ("Get the capital of a country" -> "what is the capital of Brazil?"), when it names one: how people
     # ask a tool for knowledge, which a model must call rather than answer from memory. Off by default:
@@ -81,7 +88,8 @@ class GeneralConfig:
         def bad(name: str, msg: str, fix: str | None = None) -> ToolkitError:
             return ToolkitError(msg, file="configs/data_gen.yaml", field=f"general.{name}", fix=fix)
 
-        for name in ("share", "mask_share", "optional_share", "hard_irrelevance", "inline_share", "bare_share"):
+        for name in ("share", "mask_share", "optional_share", "hard_irrelevance", "inline_share", "bare_share",
+                     "lookalike"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         if not 0 <= self.teacher.share <= 1:

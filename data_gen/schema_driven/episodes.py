@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -108,7 +109,7 @@ NEAR_FAMILIES = [frozenset(s) for s in (
     {"convert_currency", "get_exchange_rate"}, {"send_sms", "schedule_message"}, {"create_task", "create_note"},
     {"get_local_time", "convert_timezone"}, {"find_events", "find_concerts"}, {"track_package", "get_order_status"},
     {"search_movies", "get_movie_showtimes"}, {"search_products", "compare_prices"},
-    {"get_match_score", "get_league_standings"})]
+    {"get_match_score", "get_league_standings"}, {"convert_temperature", "convert_units"})]
 
 
 def near(a: str, b: str) -> bool:
@@ -119,7 +120,7 @@ class EpisodeBuilder:
     def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
                  max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
                  aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0,
-                 bare_share: float = 0.0):
+                 bare_share: float = 0.0, lookalike: float = 0.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -131,6 +132,8 @@ class EpisodeBuilder:
         self.hard_irrelevance = hard_irrelevance
         self.inline_share = inline_share
         self.bare_share = bare_share
+        self.lookalike = lookalike
+        self._needs: dict[int, Counter] = {}
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -163,9 +166,12 @@ class EpisodeBuilder:
 
     # ----- offered tools ---------------------------------------------------------------------------
     def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,
-                    other_domains: bool = False, same_domain: float = 0.5) -> list[Prepared]:
+                    other_domains: bool = False, same_domain: float = 0.5,
+                    said: Counter | None = None) -> list[Prepared]:
         """Up to k tools that cannot serve the request (another family, not a near one; another domain when
-        asked), the first from the request's own domain with probability same_domain (a hard negative).
+        asked), the first from the request's own domain with probability same_domain (a hard negative), and
+        that one a look-alike with probability `lookalike` when the request has one (`fits`: its required
+        parameters take the kinds of values the request `said`).
         Drawn from the split's own pool, so tools held out for validation/test never appear in training rows."""
         domains = {p.domain for p in needed}
         pool = [p for p in pool if not any(near(p.family, n.family) for n in needed)
@@ -173,13 +179,27 @@ class EpisodeBuilder:
         out: list[Prepared] = []
         same = [p for p in pool if p.domain in domains]
         if same and not other_domains and k and rng.random() < same_domain:
-            out.append(rng.choice(same))
+            # no draw at lookalike 0: the same rows as before the option
+            alike = [p for p in same if self.fits(p, said)] if self.lookalike and said else []
+            out.append(rng.choice(alike if alike and rng.random() < self.lookalike else same))
         while len(out) < k and pool:
             c = rng.choice(pool)
             if c.family not in {o.family for o in out}:
                 out.append(c)
             pool = [p for p in pool if p is not c]
         return out
+
+    def fits(self, p: Prepared, said: Counter) -> bool:
+        """Every required parameter of `p` could take one of the values the request says (by kind, each
+        value once): fibonacci_number(n) for "is 17 prime?", calculate_loan_payment(principal, rate, years)
+        for a compound-interest request. Such a tool cannot be told from the right one by its arguments,
+        only by its description: the near misses BFCL's irrelevance cases offer, and the distractors that
+        make a "multiple" row read the descriptions."""
+        needs = self._needs.get(id(p))
+        if needs is None:
+            needs = self._needs[id(p)] = Counter(p.kinds[k].sem for k in p.tool.required
+                                                  if k in p.kinds and p.kinds[k].sem != "const")
+        return bool(needs) and not needs - said
 
     # ----- episodes --------------------------------------------------------------------------------
     def build(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext) -> GDraft:
@@ -218,7 +238,7 @@ class EpisodeBuilder:
             extra = rng.randint(1, max(1, self.max_offered - 1))
         elif shape != "simple":
             extra = rng.randint(0, max(0, min(2, self.max_offered - len(needed))))
-        offered = needed + self.distractors(needed, extra, rng, pool)
+        offered = needed + self.distractors(needed, extra, rng, pool, said=kinds_said(calls))
         rng.shuffle(offered)
         if shape == "multiple" and len(offered) < 2:
             raise Rejected("general:too_few_tools")
@@ -267,7 +287,7 @@ class EpisodeBuilder:
         text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
         hard = self.hard_irrelevance > 0 and rng.random() < self.hard_irrelevance   # no draw at 0: same rows as before
         offered = self.distractors([wanted], rng.randint(1, max(1, self.max_offered - 1)), rng, pool,
-                                   other_domains=not hard, same_domain=1.0)
+                                   other_domains=not hard, same_domain=1.0, said=kinds_said([(wanted, args)]))
         if not offered:
             raise Rejected("general:too_few_tools")
         cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
@@ -303,6 +323,11 @@ class EpisodeBuilder:
         source = "user" if any(p.source == "user" for p in offered) else "library"
         return GDraft(Conversation(messages, tools), text, category, "spoken" if spoken else "text", gcalls, ctx,
                       shape, source, masked)
+
+
+def kinds_said(calls: list[tuple[Prepared, dict[str, Any]]]) -> Counter:
+    """The kinds of the values a request says (one count per value), for `EpisodeBuilder.fits`."""
+    return Counter(p.kinds[k].sem for p, args in calls for k in args if k in p.kinds)
 
 
 def join(clauses: list[list[Piece]], rng: random.Random) -> list[Piece]:

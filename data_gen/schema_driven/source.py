@@ -81,7 +81,7 @@ class GeneralSource:
                                       optional_share=g.optional_share, mask_share=g.mask_share,
                                       spoken_share=cfg.spoken_share, aliases=self.aliases,
                                       hard_irrelevance=g.hard_irrelevance, inline_share=g.inline_share,
-                                      bare_share=g.bare_share)
+                                      bare_share=g.bare_share, lookalike=g.lookalike)
         self.formats = [get_format(f) for f in cfg.verify_formats]
         self.bfcl_files = bfcl_files(g.bfcl_paths)
         self.bfcl = Decontaminator([t for f in self.bfcl_files for t in suite_user_texts(f)], cfg.ngram)
