@@ -17,7 +17,7 @@ from data_gen.compose import Rejected
 from data_gen.config import DataGenConfig
 from data_gen.generate import generate
 from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
-from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, near, prepare
+from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, kinds_said, near, prepare
 from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
 from data_gen.schema_driven.realise import mention, value_pieces
 from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, forms
@@ -580,8 +580,6 @@ def test_hard_irrelevance_offers_tools_of_the_request_domain_never_a_near_family
 
 
 def test_a_lookalike_takes_the_requests_kinds_of_values_and_nothing_else():
-    from data_gen.schema_driven.episodes import kinds_said
-
     builder = EpisodeBuilder(Sampler(load_vocabulary(), 0.1), SurfaceConfig(), shapes={"simple": 1.0}, max_offered=3,
                              optional_share=0.5, mask_share=0.0, spoken_share=0.0, aliases={}, lookalike=1.0)
     is_prime = tool_of("is_prime", "Check whether a number is prime",
@@ -606,8 +604,6 @@ def test_a_lookalike_takes_the_requests_kinds_of_values_and_nothing_else():
 def test_lookalike_distractors_are_offered_when_the_request_has_them(shape):
     """With `lookalike` on, far more rows offer a same-domain tool whose required parameters the request's
     values could fill, and it never is a near family (one that could serve)."""
-    from data_gen.schema_driven.episodes import kinds_said
-
     counts = {}
     for lookalike in (0.0, 1.0):
         src = source(mask_share=0.0, hard_irrelevance=1.0, lookalike=lookalike, shapes={shape: 1.0})

@@ -56,6 +56,9 @@ class Prepared:
     imperatives: list[str]
     questions: list[str]
     maskable: bool
+    # the kinds its required parameters take, one count each (a const is fixed by the schema): what a
+    # request must say for this tool to be a look-alike of it (`EpisodeBuilder.fits`)
+    needs: Counter
 
 
 def prepare(tool: Tool, domain: str, family: str, source: str) -> Prepared:
@@ -72,7 +75,8 @@ def prepare(tool: Tool, domain: str, family: str, source: str) -> Prepared:
     if not imps and not qs:                     # no description to speak from: the name, read as words
         words = " ".join(re.findall(r"[A-Za-z]+", tool.name)).lower()
         imps = [f"run {words or tool.name}"]
-    return Prepared(tool, domain, family, source, kinds, imps, qs, L.maskable(tool))
+    needs = Counter(kinds[k].sem for k in tool.required if k in kinds and kinds[k].sem != "const")
+    return Prepared(tool, domain, family, source, kinds, imps, qs, L.maskable(tool), needs)
 
 
 @dataclass
@@ -133,7 +137,6 @@ class EpisodeBuilder:
         self.inline_share = inline_share
         self.bare_share = bare_share
         self.lookalike = lookalike
-        self._needs: dict[int, Counter] = {}
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -195,11 +198,7 @@ class EpisodeBuilder:
         for a compound-interest request. Such a tool cannot be told from the right one by its arguments,
         only by its description: the near misses BFCL's irrelevance cases offer, and the distractors that
         make a "multiple" row read the descriptions."""
-        needs = self._needs.get(id(p))
-        if needs is None:
-            needs = self._needs[id(p)] = Counter(p.kinds[k].sem for k in p.tool.required
-                                                  if k in p.kinds and p.kinds[k].sem != "const")
-        return bool(needs) and not needs - said
+        return bool(p.needs) and not p.needs - said
 
     # ----- episodes --------------------------------------------------------------------------------
     def build(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext) -> GDraft:
