@@ -82,6 +82,14 @@ def split_pool(entries: list[Entry], holdout: float, *, eval_pool: bool) -> list
     return pool or entries
 
 
+def pick_entry(entries: list[Entry], rng: random.Random) -> Entry:
+    """An entry drawn by its `weight`; a list without weights takes the plain uniform draw (the same
+    random numbers as before weights existed, so such lists' rows do not change)."""
+    if all(e.weight == 1.0 for e in entries):
+        return rng.choice(entries)
+    return rng.choices(entries, weights=[e.weight for e in entries])[0]
+
+
 class Slot:
     def __init__(self, spec: dict[str, Any], vocab: Vocabulary, holdout: float):
         self.spec = spec
@@ -100,7 +108,7 @@ class VocabSlot(Slot):
 
     def draw(self, rng, eval_pool):
         entries = rng.choice(self.pools[eval_pool])
-        e = rng.choice(entries)
+        e = pick_entry(entries, rng)
         return SlotValue(e.value, {"": list(e.say)}, dict(e.extra), free_text=bool(self.spec.get("free_text")))
 
 

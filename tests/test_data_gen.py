@@ -119,6 +119,50 @@ def test_some_genre_music_is_the_bare_genre_for_every_genre():
         assert not any(s.startswith("some ") for s in genres[f"{g} music"]), g
 
 
+def test_some_genre_music_is_said_about_as_often_as_genre_music():
+    # the two play_music phrasings that differ only in "some" must both be common, or the adapter learns
+    # the commoner one: with every entry drawn alike, "X music" (kept whole) came 5x as often as "some X
+    # music" (-> X) and every adapter wrote song="jazz music" for "Play some jazz music."
+    import random
+
+    from data_gen.slots import VocabSlot
+    from toolcore.vocab import load_vocabulary
+
+    slot = VocabSlot({"vocab": "genres"}, load_vocabulary(), holdout=0.0)
+    rng = random.Random(0)
+    counts = Counter()
+    for _ in range(20_000):
+        v = slot.draw(rng, eval_pool=False)
+        said = v.surface("", rng)
+        if said.startswith("some ") and said.endswith(" music"):
+            counts["some X music"] += 1
+        elif said == v.value and said.endswith(" music"):
+            counts["X music"] += 1
+    assert counts["some X music"] > 1000 and 0.67 < counts["X music"] / counts["some X music"] < 1.5, counts
+
+
+def test_vocab_entry_weight_sets_how_often_it_is_drawn_and_a_bad_one_names_the_entry(tmp_path):
+    import random
+
+    from data_gen.slots import pick_entry
+    from toolcore.vocab import load_vocab_file
+
+    f = tmp_path / "colors.yaml"
+    f.write_text("entries:\n  - red\n  - {value: blue, weight: 3}\n")
+    entries = load_vocab_file(f)
+    assert [e.weight for e in entries] == [1.0, 3.0] and entries[1].extra == {}
+    rng = random.Random(1)
+    drawn = Counter(pick_entry(entries, rng).value for _ in range(4000))
+    assert 2.5 < drawn["blue"] / drawn["red"] < 3.5, drawn
+    # a list without weights draws exactly as random.choice does, so its rows stay as they were
+    plain = load_vocab_file(Path(__file__).parent.parent / "toolcore" / "vocab" / "cities.yaml")
+    a, b = random.Random(7), random.Random(7)
+    assert [pick_entry(plain, a) for _ in range(50)] == [b.choice(plain) for _ in range(50)]
+    f.write_text("entries:\n  - red\n  - {value: blue, weight: 0}\n")
+    with pytest.raises(ToolkitError, match=r"colors.yaml.*entries\[1\]\.weight.*above 0"):
+        load_vocab_file(f)
+
+
 def test_fillers_stand_alone_never_glued_to_a_slot():
     # a piece after a slot starts with a space (" on the clock"); a filler put before that empty first
     # "word" used to stick to the slot value: "maroon 5um, on the clock"

@@ -1,13 +1,15 @@
 """Slot vocabularies: curated lists of values users mention (cities, names, songs...).
 
 Each list is a YAML file `<name>.yaml` with `entries`: a plain string, or a mapping with
-`value` (the canonical argument value), optional `say` (other surface forms a user may use) and
-any extra fields (gender, artist, reply, a city's country and state). Built-in lists live in `toolcore/vocab/`; users add
+`value` (the canonical argument value), optional `say` (other surface forms a user may use), optional
+`weight` (how often the entry is drawn against the list's others, default 1) and any extra fields
+(gender, artist, reply, a city's country and state). Built-in lists live in `toolcore/vocab/`; users add
 folders with `vocab_paths`. A song with an `artist` may also be asked for as "<title> by <artist>".
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -24,6 +26,7 @@ class Entry:
     value: str
     say: tuple[str, ...]
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    weight: float = 1.0
 
 
 def _entry(raw: Any, *, file: str, index: int) -> Entry:
@@ -36,8 +39,12 @@ def _entry(raw: Any, *, file: str, index: int) -> Entry:
     say = [str(s).strip() for s in raw.get("say") or [value]]
     if raw.get("artist"):
         say += [f"{s} by {raw['artist']}" for s in say]
-    extra = {k: v for k, v in raw.items() if k not in ("value", "say")}
-    return Entry(value, tuple(dict.fromkeys(say)), extra)
+    weight = raw.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
+        raise ToolkitError(f"weight {weight!r} is not a positive number", file=file, field=f"entries[{index}].weight",
+                           fix="give a number above 0 (1 = as often as an entry without one)")
+    extra = {k: v for k, v in raw.items() if k not in ("value", "say", "weight")}
+    return Entry(value, tuple(dict.fromkeys(say)), extra, float(weight))
 
 
 class Vocabulary:
