@@ -174,3 +174,10 @@ def serves_left_over(text: str, calls: Sequence[ToolCall], call: ToolCall, parts
     without the month: the place was the left-over part)."""
     return not set(parts) <= set(leftover_parts(text, [*calls, call], offered, schema))
 
+
+def named_tools(parts: Sequence[str], tools: Sequence[Tool]) -> list[Tool]:
+    """The offered `tools` that the left-over `parts` name by a word stem of the tool's name ("check the
+    weather in Chicago" names get_weather; "remind me to stretch at 4" create_reminder): the tools a call
+    opened for those parts is meant to use. Empty where no part names one."""
+    stems = set().union(*(_stems(p) for p in parts)) if parts else set()
+    return [t for t in tools if _name_stems(t.name) & stems]

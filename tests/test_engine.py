@@ -343,6 +343,27 @@ def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_
         assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in pair for x in o.calls)
 
 
+def test_a_call_opened_for_a_part_that_names_an_offered_tool_is_written_with_that_tool(trained):
+    """The model only ever called check_sky. Asked about the sky in one city and the tide in another, it
+    calls check_sky once and would stop; the call opened for "the tide in Rome" may only be check_tide,
+    which the part names. Without `leftover_named_tool` that call is the model's pick: check_sky again."""
+    model, tok = trained
+    tide = Tool("check_tide", "Look at the tide in a city",
+                {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, executor="test_sky")
+    convs = [Conversation([Message.text("user", f"how is the sky in {a}, and the tide in {b}?")], [SKY, tide])
+             for a, b in [("Oslo", "Rome"), ("Lima", "Kyiv")]]
+
+    def run(named):
+        config = GenerationConfig(max_new_tokens=60, batch_size=2, leftover_named_tool=named)
+        return ToolLoopEngine(model, tok, FMT, config).run(convs)
+
+    for named, wanted in [(True, "check_tide"), (False, "check_sky")]:
+        for o in run(named):
+            assert o.calls[0].name == "check_sky" and f"{FMT.call_end}{FMT.call_start}" in o.text
+            second = o.text.split(FMT.call_start)[2]
+            assert second.lstrip().startswith(f'{{"name": "{wanted}"'), (named, o.text)
+
+
 def test_streaming_takes_back_the_withdrawn_call(guesser):
     model, tok = guesser
     engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))

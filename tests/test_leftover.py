@@ -1,6 +1,6 @@
 """runtime/leftover.py: the parts of a request that no call made so far serves."""
 
-from runtime.leftover import leftover_parts, schema_stems, serves_left_over, split_parts
+from runtime.leftover import leftover_parts, named_tools, schema_stems, serves_left_over, split_parts
 from toolcore.schema import Tool, ToolCall
 
 OFFERED = ["get_weather", "get_time", "pan_right", "set_timer", "send_message", "locatePharmacy"]
@@ -81,3 +81,18 @@ def test_a_call_opened_for_a_left_over_part_serves_it_or_was_made_up():
     assert not serves_left_over(text, [first], again, parts, ["exhibition_info"])
     there = call("exhibition_info", museum_name="Museum of Modern Art", location="New York")
     assert serves_left_over(text, [first], there, parts, ["exhibition_info"])
+
+
+def test_the_tools_a_left_over_part_names_by_a_word_of_their_names():
+    tools = [Tool(n, "", {"type": "object", "properties": {}}) for n in
+             ["send_message", "get_weather", "set_alarm", "create_reminder", "locatePharmacy", "set_timer", "get_time"]]
+    text = "Text Emma saying good night, check the weather in Chicago, and set an alarm for 5 AM."
+    parts = leftover_parts(text, [call("send_message", recipient="Emma", message="good night"),
+                                  call("set_alarm", hour=5, minute=0)], [t.name for t in tools])
+    assert parts == ["check the weather in Chicago"]
+    assert [t.name for t in named_tools(parts, tools)] == ["get_weather"]
+    assert [t.name for t in named_tools(["remind me to stretch at 4:00 PM"], tools)] == ["create_reminder"]
+    assert [t.name for t in named_tools(["the nearest pharmacy in Leeds"], tools)] == ["locatePharmacy"]
+    # "timer" and "time" share a stem: both stay open, and the grammar lets the model choose
+    assert [t.name for t in named_tools(["a timer for 5 minutes"], tools)] == ["set_timer", "get_time"]
+    assert named_tools(["and for Köln"], tools) == [] and named_tools([], tools) == []
