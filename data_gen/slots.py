@@ -117,7 +117,7 @@ class PersonSlot(VocabSlot):
         super().__init__({"vocab": spec.get("vocab", "names")}, vocab, holdout)
 
     def draw(self, rng, eval_pool):
-        e = rng.choice(rng.choice(self.pools[eval_pool]))
+        e = pick_entry(rng.choice(self.pools[eval_pool]), rng)
         names = list(e.say)
         return SlotValue(e.value, {"": names, "poss": [f"{n}'s" for n in names]}, gender=e.extra.get("gender", "n"))
 
@@ -129,7 +129,7 @@ class ReminderSlot(VocabSlot):
         super().__init__({"vocab": spec.get("vocab", "reminder_titles")}, vocab, holdout)
 
     def draw(self, rng, eval_pool):
-        e = rng.choice(rng.choice(self.pools[eval_pool]))
+        e = pick_entry(rng.choice(self.pools[eval_pool]), rng)
         words = e.value.lower().split()
         is_task = words[0] in TASK_VERBS or (len(words) > 1 and words[1] in TASK_SECOND_WORDS)
         says = list(e.say)

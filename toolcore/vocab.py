@@ -2,8 +2,8 @@
 
 Each list is a YAML file `<name>.yaml` with `entries`: a plain string, or a mapping with
 `value` (the canonical argument value), optional `say` (other surface forms a user may use), optional
-`weight` (how often the entry is drawn against the list's others, default 1) and any extra fields
-(gender, artist, reply, a city's country and state). Built-in lists live in `toolcore/vocab/`; users add
+`weight` (how often a phrasing grammar's slot draws the entry against the list's others, default 1) and
+any extra fields (gender, artist, reply, a city's country and state). Built-in lists live in `toolcore/vocab/`; users add
 folders with `vocab_paths`. A song with an `artist` may also be asked for as "<title> by <artist>".
 """
 
