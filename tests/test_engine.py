@@ -343,25 +343,34 @@ def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_
         assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in pair for x in o.calls)
 
 
-def test_a_call_opened_for_a_part_that_names_an_offered_tool_is_written_with_that_tool(trained):
+@pytest.fixture(scope="module")
+def seeded():
+    """The `trained` model, seeded: the test below needs one that stops after its first call, whatever
+    tests ran before it."""
+    torch.manual_seed(0)
+    return train_tiny([episode(c, s) for c in CITIES for s in SKIES])
+
+
+def test_a_call_opened_for_a_part_that_names_an_offered_tool_is_written_with_that_tool(seeded):
     """The model only ever called check_sky. Asked about the sky in one city and the tide in another, it
     calls check_sky once and would stop; the call opened for "the tide in Rome" may only be check_tide,
     which the part names. Without `leftover_named_tool` that call is the model's pick: check_sky again."""
-    model, tok = trained
+    model, tok = seeded
     tide = Tool("check_tide", "Look at the tide in a city",
                 {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, executor="test_sky")
-    convs = [Conversation([Message.text("user", f"how is the sky in {a}, and the tide in {b}?")], [SKY, tide])
-             for a, b in [("Oslo", "Rome"), ("Lima", "Kyiv")]]
+    # the tiny model copies the city said last, so the sky's city comes last and the tide's part is left
+    convs = [Conversation([Message.text("user", "how is the tide in Rome, and the sky in Oslo?")], [SKY, tide])]
 
-    def run(named):
-        config = GenerationConfig(max_new_tokens=60, batch_size=2, leftover_named_tool=named)
+    def run(named, p=1e-6):
+        config = GenerationConfig(max_new_tokens=60, batch_size=2, leftover_call_p=p, leftover_named_tool=named)
         return ToolLoopEngine(model, tok, FMT, config).run(convs)
 
+    alone = run(True, p=0.0)[0]                              # left alone, it calls once, for Oslo, and stops
+    assert alone.text.count(FMT.call_start) == 1 and alone.calls == [ToolCall("check_sky", {"city": "Oslo"})]
     for named, wanted in [(True, "check_tide"), (False, "check_sky")]:
-        for o in run(named):
-            assert o.calls[0].name == "check_sky" and f"{FMT.call_end}{FMT.call_start}" in o.text
-            second = o.text.split(FMT.call_start)[2]
-            assert second.lstrip().startswith(f'{{"name": "{wanted}"'), (named, o.text)
+        o = run(named)[0]
+        assert o.calls[0] == alone.calls[0] and f"{FMT.call_end}{FMT.call_start}" in o.text
+        assert [c.name for c in o.calls] == ["check_sky", wanted], (named, o.text)
 
 
 def test_streaming_takes_back_the_withdrawn_call(guesser):
