@@ -9,11 +9,14 @@ from hydra.core.config_store import ConfigStore
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from runtime.engine import GenerationConfig
 from toolcore.cli import hydra_main
 
 from .config import ServeConfig
 
 ConfigStore.instance().store(name="serve_schema", node=ServeConfig)
+# model.generation of configs/model/hf.yaml: the engine's dataclass, so its defaults live there only
+ConfigStore.instance().store(name="generation_schema", node=GenerationConfig)
 
 
 def run(cfg) -> None:

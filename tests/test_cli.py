@@ -20,9 +20,11 @@ def run(*args, timeout=180):
     ("eval", "modle=symbolic", "override 'modle=symbolic'"),
     ("eval", "model=gpt9", "model"),
     ("data_gen", "holdout=2", "field 'holdout'"),
+    # the message names `model` too: the line blames the override with the longer key, the misspelt one
+    ("eval", "model=smollm2 model.generation.temprature=0.2", "override 'model.generation.temprature=0.2'"),
 ])
 def test_bad_override_is_one_line(module, override, needle):
-    r = run(module, override)
+    r = run(module, *override.split())
     assert r.returncode == 2, r.stderr
     err = r.stderr.strip()
     assert "\n" not in err and needle in err and err.startswith("error: "), err

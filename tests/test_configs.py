@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from data_gen.config import DataGenConfig
 from eval.config import EvalConfig
+from runtime.engine import GenerationConfig
 from train.config import TrainConfig
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -21,7 +22,8 @@ RECIPES = sorted(p.stem for p in (CONFIGS.parent / "recipes").glob("*.yaml"))
 FAMILIES = sorted(p.stem for p in (CONFIGS / "family").glob("*.yaml"))
 MODELS = sorted(p.stem for p in (CONFIGS / "model").glob("*.yaml"))
 
-for name, node in (("train_schema", TrainConfig), ("eval_schema", EvalConfig), ("data_gen_schema", DataGenConfig)):
+for name, node in (("train_schema", TrainConfig), ("eval_schema", EvalConfig), ("data_gen_schema", DataGenConfig),
+                   ("generation_schema", GenerationConfig)):
     ConfigStore.instance().store(name=name, node=node)
 
 
@@ -92,3 +94,15 @@ def test_bad_combinations_fail_at_parse_time():
         OmegaConf.to_object(load("train", ["++data.category_weights={single: 1, multi2: -1}"]))
     with pytest.raises(ToolkitError, match="pad_to_multiple_of"):
         OmegaConf.to_object(load("train", ["training.pad_to_multiple_of=0"]))
+
+
+def test_generation_settings_come_from_the_engine_dataclass_and_a_misspelt_one_fails():
+    """configs/model/hf.yaml restates no decoding default: model.generation is GenerationConfig's typed node,
+    so every field can be overridden (not only those a yaml once listed) and a typo is refused by name."""
+    assert "generation" not in yaml.safe_load((CONFIGS / "model" / "hf.yaml").read_text())
+    generation = load("eval", ["model=smollm2", "model.generation.temperature=0.2"]).model.generation
+    assert OmegaConf.to_object(generation) == GenerationConfig(temperature=0.2)
+    with pytest.raises(Exception, match="leftover_named_tools"):
+        load("eval", ["model=smollm2", "model.generation.leftover_named_tools=false"])
+    with pytest.raises(Exception, match="batch_size"):
+        load("eval", ["model=smollm2", "model.generation.batch_size=many"])

@@ -85,7 +85,9 @@ def check_overrides(config_name: str, overrides: list[str]) -> str | None:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             compose(config_name=config_name, overrides=plain)
     except Exception as e:  # any composition failure is the user's override: say which and why
-        bad = next((o for o in plain if o.split("=")[0].lstrip("+~") in str(e)), None)
+        # the override whose key the message names; the longest, so `model.generation.x=1` and not `model=hf`
+        named = [o for o in plain if o.split("=")[0].lstrip("+~") in str(e)]
+        bad = max(named, key=lambda o: len(o.split("=")[0]), default=None)
         what = f"override '{bad}'" if bad else "overrides"
         hint = ""
         if "not in struct" in str(e) or "Could not override" in str(e):
