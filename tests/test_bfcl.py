@@ -176,6 +176,14 @@ def test_bfcl_types_are_normalised_everywhere():
     assert schema["properties"]["x"]["type"] == "float"          # the original is left as it was
 
 
+def test_a_required_name_that_is_no_property_is_left_out_as_bfcls_own_files_need():
+    # BFCL_v3_multiple_143 and _197 offer create_player_profile(player_name, _class) requiring "class"
+    schema = {"type": "dict", "properties": {"player_name": {"type": "string"}, "_class": {"type": "string"}},
+              "required": ["player_name", "class"]}
+    assert normalize_schema(schema)["required"] == ["player_name"]
+    assert schema["required"] == ["player_name", "class"]                     # the original, for the checker
+
+
 def test_category_from_id_or_file_name():
     assert category_of("simple_0") == "simple"
     assert category_of("live_multiple_3-1-0") == "live_multiple"

@@ -77,12 +77,18 @@ def _json_types(kind: Any) -> Any:
 
 
 def normalize_schema(schema: Any) -> Any:
-    """BFCL parameter schema -> JSON Schema, in every subschema (properties, items, anyOf...)."""
+    """BFCL parameter schema -> JSON Schema, in every subschema (properties, items, anyOf...). A required
+    name that is not among the properties is left out of `required`: BFCL's own files have such names
+    (BFCL_v3_multiple's `create_player_profile` requires `class` and has the property `_class`), and the
+    case is still evaluated as BFCL does (its checker reads the original functions, kept in `Case.raw`)."""
     if isinstance(schema, list):
         return [normalize_schema(s) for s in schema]
     if not isinstance(schema, Mapping):
         return schema
     out = dict(schema)
+    props, required = out.get("properties"), out.get("required")
+    if isinstance(props, Mapping) and isinstance(required, list):
+        out["required"] = [r for r in required if r in props]
     if out.get("type") == "float":      # kept as OpenAPI writes it, so the call carries floats (declared_floats)
         out.setdefault("format", "float")
     if "type" in out:
