@@ -10,7 +10,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from runtime.engine import GenerationConfig
+from runtime.generation import GenerationConfig
 from toolcore.cli import hydra_main
 
 from .config import EvalConfig

@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 
 from data_gen.config import DataGenConfig
 from eval.config import EvalConfig
-from runtime.engine import GenerationConfig
+from runtime.generation import GenerationConfig
 from train.config import TrainConfig
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
