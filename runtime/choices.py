@@ -25,6 +25,16 @@ Likewise an optional boolean the call leaves out gets the value the request give
 phrasings data_gen writes flags with (toolcore.schema `FLAG_PHRASES`: "open now enabled", "verbose
 turned off", "without tolls", "include volume"), naming it by its name's words or its description's
 noun (`named_flag`); a request that says it both ways adds nothing.
+
+Flags are also read more loosely, from a plain mention (`mentioned_flag`): a boolean whose name's own
+words the request says, with no negation next to them, is meant on ("including human impact" ->
+include_human_impact=true, "with detailed description" -> detail=true, "also apply standardization" ->
+standardize=true). The name's opening verb ("include", "show", "is") and generic words ("status",
+"flag") are not looked for. `read_flag` gives the value the request says (the phrasings first, then a
+mention), and grounding puts it in the call even over the value the model wrote: BFCL multiple's misses
+had 3-5 such flags per adapter left out or written false (stop 51), and the unseen-tools set one
+"emergency enabled" written false. A request that says the flag both ways ("emergency enabled ... then
+emergency turned off", one call each) reads as neither, and the calls keep what the model wrote.
 """
 
 from __future__ import annotations
@@ -125,15 +135,74 @@ def _flag_pattern(noun: str, value: bool) -> re.Pattern[str]:
 
 def named_flag(key: str, tool: Tool, request: str) -> bool | None:
     """The value `request` gives `tool`'s optional boolean parameter `key` in one of the flag phrasings
-    (module docstring), by the parameter's name ("open_now" -> "open now") or its description's noun;
-    None where it says none, or both."""
+    (module docstring), by the parameter's name ("open_now" -> "open now") or its description's noun, and
+    where neither is said, by the name less its opening verb ("without human impact" for
+    include_human_impact; not first, as "without include volume" holds "include volume"); None where it
+    says none, or both."""
     spec = tool.properties.get(key)
     if key in tool.required or not isinstance(spec, dict) or spec.get("type") != "boolean":
         return None
-    nouns = {" ".join(words(key)), description_noun(str(spec.get("description") or "")).lower()}
-    # a noun needs a word of three letters or more, none a code: the masked names data_gen makes ("p_4z0")
-    # say nothing
-    nouns = {n for n in nouns if any(len(w) > 2 for w in n.split()) and not any(c.isdigit() for c in n)}
     request = request.lower()
-    said = {value for value in (True, False) for noun in nouns if _flag_pattern(noun, value).search(request)}
-    return said.pop() if len(said) == 1 else None
+    for nouns in ({" ".join(words(key)), description_noun(str(spec.get("description") or "")).lower()},
+                  {" ".join(_unverbed(key))}):
+        # a noun needs a word of three letters or more, none a code: the masked names data_gen makes
+        # ("p_4z0") say nothing
+        nouns = {n for n in nouns if any(len(w) > 2 for w in n.split()) and not any(c.isdigit() for c in n)}
+        said = {value for value in (True, False) for noun in nouns if _flag_pattern(noun, value).search(request)}
+        if said:
+            return said.pop() if len(said) == 1 else None
+    return None
+
+
+# words that open a flag's name without saying what it is about ("include_stats", "show_details", "is_open")
+_FLAG_VERBS = {"include", "includes", "is", "has", "have", "show", "with", "get", "enable", "use", "apply", "add",
+               "return", "fetch", "want", "need", "do", "should", "allow", "check", "verify", "display"}
+_FLAG_GENERIC = {"status", "flag", "option", "enabled", "info", "mode"}
+# said just before a flag's words: not wanted ("without tolls", "has few artistic interests")
+_NEGATIONS = {"no", "not", "without", "don't", "dont", "exclude", "excluding", "never", "skip", "omit", "few",
+              "nor", "neither", "except", "non", "w/o", "disable"}
+# said just after them: off ("emergency turned off", "verbose disabled")
+_OFF = {"off", "disabled", "false", "no", "excluded", "not"}
+_REQUEST_WORD = re.compile(r"[\w'/]+")
+
+
+def _unverbed(key: str) -> list[str]:
+    """The words of a flag's name less an opening verb: "include_human_impact" -> human, impact."""
+    said = words(key)
+    while len(said) > 1 and said[0] in _FLAG_VERBS:
+        said = said[1:]
+    return said
+
+
+def mentioned_flag(key: str, tool: Tool, request: str) -> bool:
+    """Whether `request` mentions boolean parameter `key` of `tool` as wanted (module docstring): it says
+    every word of the name (less an opening verb and generic words; the first four letters of a longer
+    word, a three-letter word whole) with no negation in the three words before and no "off" word after.
+    A name made only of the tool's own name words, or of codes ("p_9x"), is never mentioned."""
+    spec = tool.properties.get(key)
+    if not isinstance(spec, dict) or spec.get("type") != "boolean":
+        return False
+    nouns = _unverbed(key)
+    if len(nouns) > 1:
+        nouns = [w for w in nouns if w not in _FLAG_GENERIC] or nouns
+    nouns = [w for w in nouns if len(w) > 2 and not w.isdigit()]
+    if not nouns or set(nouns) <= set(words(tool.name)):
+        return False
+    said = _REQUEST_WORD.findall(request.lower())
+    hits = [[i for i, t in enumerate(said) if (t.startswith(w[:4]) if len(w) > 3 else t == w)] for w in nouns]
+    if not all(hits):
+        return False
+    for i in hits[0]:                 # every time it is said: said both ways is not a mention
+        after = said[i + 1:i + len(nouns) + 3]
+        if _NEGATIONS & set(said[max(0, i - 3):i]) or _OFF & set(after):
+            return False
+    return True
+
+
+def read_flag(key: str, tool: Tool, request: str) -> bool | None:
+    """The value `request` gives `tool`'s boolean parameter `key`: the one its flag phrasings say
+    (`named_flag`, optional flags), else true where it mentions the flag (`mentioned_flag`), else None."""
+    flag = named_flag(key, tool, request)
+    if flag is None and mentioned_flag(key, tool, request):
+        return True
+    return flag

@@ -13,9 +13,10 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   applies), and so is an optional enum member or boolean that the user's words do not name in any way
   (runtime/choices.py: `connector="Type 2"` for "charging stations in Orlando"); the other way round, an
   optional enum parameter the call leaves out gets the one member the request names together with the
-  parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`), and an
-  optional boolean it leaves out gets the value the request says it has ("open now enabled" ->
-  open_now=true; `named_flag`);
+  parameter ("local climate: dry" -> climate="dry"; runtime/choices.py `named_member`), and a
+  boolean gets the value the request says it has, whether the call leaves it out or writes the other
+  value ("open now enabled" -> open_now=true, `named_flag`; "including human impact" ->
+  include_human_impact=true, `read_flag`);
 - an **optional** number that repeats a required argument's number in the same call, where the request
   says that number only once, is dropped (`reused_number`): one said number fills one slot. A tuned model pads
   optional numbers with a value it has just written (cone_volume(radius=4, height=7, round_off=4) for
@@ -23,7 +24,11 @@ the conversation's text, for the engine (runtime/engine.py, `generation.grounded
   that means both says it twice ("5 adults and 5 children"). Two **required** numbers that share such
   a number leave one of them unstated, so the call is withdrawn (solar_need(square_footage=2000,
   sunlight_hours=2000) for "my 2000 sq ft home"). Neither rule counts 0 and 1, which people leave
-  unsaid (x^2 + 1: a and c are 1), nor a clock pair ("3:15 PM" is hour 15, minute 15).
+  unsaid (x^2 + 1: a and c are 1), nor a clock pair ("3:15 PM" is hour 15, minute 15);
+- likewise an **optional** string that repeats another argument's string in the same call, where the
+  request says it only once, is dropped (`reused_string`): league="Manchester City" beside team="Manchester
+  City", sport="Basketball" beside team="Basketball" (BFCL multiple, stop 51: 3 right calls of 200 on
+  one adapter, 1 on another, none lost on any other suite's saved predictions).
 
 What counts as stated is deliberately lenient, because a false withdrawal loses a right call:
 - numbers: any number the text says in digits or words ("forty-five", "a dozen"), as a clock reading
@@ -115,7 +120,7 @@ from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated
 from toolcore.text import fold_accents
 
 from .baselines.symbolic import Clock, digitize, find_clocks, parse_duration_minutes
-from .choices import named_flag, named_member, says, unasked_choice
+from .choices import named_member, read_flag, says, unasked_choice
 from .dates import LOOSE_DATE, date_read, find_dates
 from .pairing import before_label, read_pairs
 
@@ -356,6 +361,23 @@ def reused_number(key: str, args: dict[str, Any], tool: Tool, request: str) -> s
     twin = next((k for k in candidates if k != key and k not in clock and k in tool.required
                  and _is_number(args[k]) and float(args[k]) == float(value)), None)
     return twin if twin is not None and times_said(value, request) < 2 else None
+
+
+def reused_string(key: str, args: dict[str, Any], tool: Tool, request: str) -> str | None:
+    """The argument of `args` whose string optional `key` repeats (a required one, or one written before
+    it), where `request` says that string fewer than twice, else None. A tuned model fills an optional
+    string with a value it has just written: league="Manchester City" beside team="Manchester City",
+    sport="Basketball" beside team="Basketball"; a request that means both says it twice ("damage set to
+    primary and affected plant primary")."""
+    value = args.get(key)
+    if key in tool.required or not isinstance(value, str) or not value.strip():
+        return None
+    same = value.strip().lower()
+    order = list(args)
+    twin = next((k for k in order if k != key and isinstance(args[k], str) and args[k].strip().lower() == same
+                 and (k in tool.required or order.index(k) < order.index(key))), None)
+    said = len(re.findall(rf"(?<![\w-]){re.escape(same)}(?![\w-])", request.lower()))
+    return twin if twin is not None and said < 2 else None
 
 
 def _numbers_in(num: str) -> set[float]:
@@ -663,15 +685,21 @@ def ground_call(call: ToolCall, tools: Sequence[Tool], stated: StatedValues, *, 
             return GroundedCall(None, withdrawn_for=f"{key}={kept[key]!r} (said once, also {twin})")
         del kept[key]                         # its twin is required: never taken out here
         dropped.append(key)
+    for key in list(kept) if stated.said else []:     # and one said string one slot
+        if key not in tool.required and reused_string(key, kept, tool, stated.request) is not None:
+            del kept[key]
+            dropped.append(key)
     added: dict[str, Any] = {}
-    if read and stated.said:                  # an optional enum member or flag the request names with its parameter
+    if read and stated.said:      # an optional enum member the request names with its parameter, a flag it says
         for key in tool.properties:
-            if key in arguments:
-                continue
-            if (member := named_member(key, tool, stated.said[-1])) is not None:
+            if key not in arguments and (member := named_member(key, tool, stated.said[-1])) is not None:
                 kept[key] = added[key] = member
-            elif (flag := named_flag(key, tool, stated.said[-1])) is not None:
-                kept[key] = added[key] = flag
+            elif (key in kept or key not in arguments) and \
+                    (flag := read_flag(key, tool, stated.said[-1])) is not None and kept.get(key) is not flag:
+                if key in kept:                       # written the other way round (runtime/choices.py)
+                    readings[key] = kept[key] = flag
+                else:
+                    kept[key] = added[key] = flag
     typed = {key: declared_floats(value, tool.properties.get(key)) for key, value in kept.items()}
     # 3 == 3.0 for dict equality, so the retyping is told apart by its repr
     changed = dropped or snapped or readings or copied or added or repr(typed) != repr(kept)

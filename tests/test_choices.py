@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.choices import named_flag, named_member, names_choice, unasked_choice
+from runtime.choices import mentioned_flag, named_flag, named_member, names_choice, read_flag, unasked_choice
 from runtime.grounding import StatedValues, ground_call
 from toolcore.schema import Tool, ToolCall, flag_phrases
 
@@ -155,8 +155,66 @@ def test_grounding_adds_the_named_flag_and_records_it_but_keeps_a_written_one():
     assert grounded.call == ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": True})
     assert grounded.record(written)["added"] == {"open_now": True}
     assert ground_call(written, [PHARMACY], stated, read=False).call == written
-    kept = ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": False})     # the model's own choice stays
-    assert ground_call(kept, [PHARMACY], stated).call == kept
+    # written the other way round: the request's value, recorded as read
+    opposite = ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": False})
+    grounded = ground_call(opposite, [PHARMACY], stated)
+    assert grounded.call == ToolCall("find_pharmacy", {"location": "Leipzig", "open_now": True})
+    assert grounded.record(opposite)["read"] == {"open_now": False}
+    assert ground_call(opposite, [PHARMACY], stated, read=False).call == opposite
+
+
+FOREST = Tool("forest_growth_forecast", "Predicts the forest growth over the next N years", {
+    "type": "object", "required": ["location", "details"], "properties": {
+        "location": {"type": "string", "description": "Where"},
+        "include_human_impact": {"type": "boolean", "description": "Whether to include the impact of humans"},
+        "closed_status": {"type": "boolean", "description": "The status to verify"},
+        "details": {"type": "boolean", "description": "True if need the detail info"},
+        "forest": {"type": "boolean", "description": "A name of the tool's own words"},
+        "p_9x": {"type": "boolean", "description": "Verbose output"},
+        "human": {"type": "string", "description": "Not a boolean"}}})
+
+
+@pytest.mark.parametrize("key, request_text", [
+    ("include_human_impact", "Predict the growth in Yellowstone for 5 years including human impact."),
+    ("include_human_impact", "forest growth in Oslo, and consider the impact of humans"),
+    ("closed_status", "check case 1234 and verify if it's already closed"),      # "status": a generic word
+    ("details", "give me the detailed forecast for Oslo"),                       # required flags too
+])
+def test_a_flag_the_request_mentions_is_meant_on(key, request_text):
+    assert mentioned_flag(key, FOREST, request_text) and read_flag(key, FOREST, request_text) is True
+
+
+@pytest.mark.parametrize("key, request_text", [
+    ("include_human_impact", "forest growth in Oslo, no human impact"),           # a negation before
+    ("include_human_impact", "forest growth in Oslo without any human impact"),
+    ("include_human_impact", "forest growth in Oslo, human impact turned off"),   # "off" after
+    ("include_human_impact", "Oslo with human impact, then Bergen with human impact disabled"),   # both ways
+    ("include_human_impact", "forest growth in Oslo with impact"),                # one word not said
+    ("closed_status", "a person with few closed cases"),
+    ("forest", "predict forest growth in Oslo"),                                  # the tool's own word
+    ("p_9x", "forest growth in Oslo, p 9x please"),                               # a code says nothing
+    ("human", "growth in Oslo, human"),                                           # not a boolean
+])
+def test_a_flag_the_request_does_not_mention_as_wanted_is_not_read_on(key, request_text):
+    assert not mentioned_flag(key, FOREST, request_text)
+    assert read_flag(key, FOREST, request_text) is not True
+
+
+def test_grounding_reads_a_mentioned_flag_into_the_call_over_the_written_value():
+    text = "Predict the forest growth in Yellowstone including human impact, with details"
+    stated = StatedValues.of([text], said=[text])
+    written = ToolCall("forest_growth_forecast", {"location": "Yellowstone", "details": False})
+    grounded = ground_call(written, [FOREST], stated)
+    assert grounded.call == ToolCall("forest_growth_forecast",
+                                     {"location": "Yellowstone", "details": True, "include_human_impact": True})
+    assert grounded.record(written)["read"] == {"details": False}
+    assert grounded.record(written)["added"] == {"include_human_impact": True}
+    # a request that says a flag off keeps it off, also over a written true
+    text = "Predict the forest growth in Yellowstone without human impact, with details"
+    written = ToolCall("forest_growth_forecast", {"location": "Yellowstone", "details": True,
+                                                  "include_human_impact": True})
+    grounded = ground_call(written, [FOREST], StatedValues.of([text], said=[text]))
+    assert grounded.call.arguments["include_human_impact"] is False
 
 
 def test_eval_counts_the_members_grounding_added():

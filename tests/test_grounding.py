@@ -101,6 +101,38 @@ def test_an_optional_number_that_repeats_a_number_said_once_is_dropped(text, kep
     assert g.dropped == ([] if "round_off" in kept else ["round_off"])
 
 
+RANKING = Tool("sports_ranking", "Ranking of a team", {"type": "object", "properties": {
+    "team": {"type": "string"}, "league": {"type": "string"}, "season": {"type": "string"}},
+    "required": ["team"]})
+
+
+@pytest.mark.parametrize("text, args, kept", [
+    # an optional string that repeats the required one, said once: dropped
+    ("ranking of Manchester City please", {"team": "Manchester City", "league": "manchester city "},
+     {"team": "Manchester City"}),
+    # two optional ones: the first written stays
+    ("ranking of Leeds, season Premier", {"team": "Leeds", "league": "Premier", "season": "Premier"},
+     {"team": "Leeds", "league": "Premier"}),
+    # said twice: both meant
+    ("Premier ranking of Leeds in the Premier", {"team": "Leeds", "league": "Premier", "season": "Premier"},
+     {"team": "Leeds", "league": "Premier", "season": "Premier"}),
+    ("ranking of Leeds in the Premier League", {"team": "Leeds", "league": "Premier League"},
+     {"team": "Leeds", "league": "Premier League"}),
+])
+def test_an_optional_string_that_repeats_a_string_said_once_is_dropped(text, args, kept):
+    g = ground_call(ToolCall("sports_ranking", args), [RANKING], StatedValues.of([text], [text]))
+    assert g.call == ToolCall("sports_ranking", kept)
+    assert g.dropped == [k for k in args if k not in kept]
+
+
+def test_a_required_string_is_never_dropped_for_repeating_another():
+    tool = Tool("route", "Route between places", {"type": "object", "properties": {
+        "start": {"type": "string"}, "end": {"type": "string"}}, "required": ["start", "end"]})
+    text = "a route from Paris"
+    g = ground_call(ToolCall("route", {"start": "Paris", "end": "Paris"}), [tool], StatedValues.of([text], [text]))
+    assert g.call == ToolCall("route", {"start": "Paris", "end": "Paris"})
+
+
 SOLAR = Tool("solar_need", "Solar panels a home needs", {"type": "object", "properties": {
     "square_footage": {"type": "number"}, "sunlight_hours": {"type": "number"}, "a": {"type": "number"},
     "c": {"type": "number"}, "hour": {"type": "integer"}, "minute": {"type": "integer"}},
