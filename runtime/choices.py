@@ -31,9 +31,9 @@ words the request says, with no negation next to them, is meant on ("including h
 include_human_impact=true, "with detailed description" -> detail=true, "also apply standardization" ->
 standardize=true). The name's opening verb ("include", "show", "is") and generic words ("status",
 "flag") are not looked for. `read_flag` gives the value the request says (the phrasings first, then a
-mention), and grounding puts it in the call even over the value the model wrote: BFCL multiple's misses
-had 3-5 such flags per adapter left out or written false (stop 51), and the unseen-tools set one
-"emergency enabled" written false. A request that says the flag both ways ("emergency enabled ... then
+mention), and grounding puts it in the call even over the value the model wrote: of BFCL multiple's
+misses, 5 calls of one adapter and 8 of another had such flags left out or written false (stop 51), and
+the unseen-tools set one "emergency enabled" written false. A request that says the flag both ways ("emergency enabled ... then
 emergency turned off", one call each) reads as neither, and the calls keep what the model wrote.
 """
 
