@@ -125,35 +125,6 @@ def unasked_choice(key: str, value: Any, tool: Tool, said_texts: Iterable[str]) 
     return not names_choice(key, value, tool, said_texts)
 
 
-@lru_cache(maxsize=1024)   # every call of every request asks again for the same few tools' nouns
-def _flag_pattern(noun: str, value: bool) -> re.Pattern[str]:
-    noun_re = r"\s+".join(re.escape(w) for w in noun.lower().split())
-    forms = [r"(?<![\w-])" + noun_re.join(re.escape(part).replace(r"\ ", r"\s+") for part in f.split("{noun}"))
-             + r"(?![\w-])" for f in FLAG_PHRASES[value]]
-    return re.compile("|".join(forms))
-
-
-def named_flag(key: str, tool: Tool, request: str) -> bool | None:
-    """The value `request` gives `tool`'s optional boolean parameter `key` in one of the flag phrasings
-    (module docstring), by the parameter's name ("open_now" -> "open now") or its description's noun, and
-    where neither is said, by the name less its opening verb ("without human impact" for
-    include_human_impact; not first, as "without include volume" holds "include volume"); None where it
-    says none, or both."""
-    spec = tool.properties.get(key)
-    if key in tool.required or not isinstance(spec, dict) or spec.get("type") != "boolean":
-        return None
-    request = request.lower()
-    for nouns in ({" ".join(words(key)), description_noun(str(spec.get("description") or "")).lower()},
-                  {" ".join(_unverbed(key))}):
-        # a noun needs a word of three letters or more, none a code: the masked names data_gen makes
-        # ("p_4z0") say nothing
-        nouns = {n for n in nouns if any(len(w) > 2 for w in n.split()) and not any(c.isdigit() for c in n)}
-        said = {value for value in (True, False) for noun in nouns if _flag_pattern(noun, value).search(request)}
-        if said:
-            return said.pop() if len(said) == 1 else None
-    return None
-
-
 # words that open a flag's name without saying what it is about ("include_stats", "show_details", "is_open")
 _FLAG_VERBS = {"include", "includes", "is", "has", "have", "show", "with", "get", "enable", "use", "apply", "add",
                "return", "fetch", "want", "need", "do", "should", "allow", "check", "verify", "display"}
@@ -172,6 +143,35 @@ def _unverbed(key: str) -> list[str]:
     while len(said) > 1 and said[0] in _FLAG_VERBS:
         said = said[1:]
     return said
+
+
+@lru_cache(maxsize=1024)   # every call of every request asks again for the same few tools' nouns
+def _flag_pattern(noun: str, value: bool) -> re.Pattern[str]:
+    noun_re = r"\s+".join(re.escape(w) for w in noun.lower().split())
+    forms = [r"(?<![\w-])" + noun_re.join(re.escape(part).replace(r"\ ", r"\s+") for part in f.split("{noun}"))
+             + r"(?![\w-])" for f in FLAG_PHRASES[value]]
+    return re.compile("|".join(forms))
+
+
+def named_flag(key: str, tool: Tool, request: str) -> bool | None:
+    """The value `request` gives `tool`'s optional boolean parameter `key` in one of the flag phrasings
+    (module docstring), by the parameter's name ("open_now" -> "open now") or its description's noun, and
+    where neither is said, by the name less its opening verb ("without human impact" for
+    include_human_impact; not first, as "without include volume" holds "include volume"); None where it
+    says none, or both."""
+    spec = tool.properties.get(key)
+    if key in tool.required or not isinstance(spec, dict) or spec.get("type") != "boolean":
+        return None
+    request = request.lower()
+    named = {" ".join(words(key)), description_noun(str(spec.get("description") or "")).lower()}
+    for nouns in (named, {" ".join(_unverbed(key))} - named):     # a name with no opening verb: one pass
+        # a noun needs a word of three letters or more, none a code: the masked names data_gen makes
+        # ("p_4z0") say nothing
+        nouns = {n for n in nouns if any(len(w) > 2 for w in n.split()) and not any(c.isdigit() for c in n)}
+        said = {value for value in (True, False) for noun in nouns if _flag_pattern(noun, value).search(request)}
+        if said:
+            return said.pop() if len(said) == 1 else None
+    return None
 
 
 def mentioned_flag(key: str, tool: Tool, request: str) -> bool:
