@@ -52,6 +52,7 @@ from .generation import GenerationConfig
 from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
 from .leftover import leftover_parts, named_tools, schema_stems, serves_left_over
+from .recall import recall_tools
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -109,7 +110,8 @@ class CaseOutput:
     # {"call", "dropped"?, "snapped"?, "read"?, "copied"?} (unstated optional arguments left out, strings
     # copied from the user, values read from the request), {"call", "repeated"} (the same call again), or
     # {"call", "diverted"} (a repeat taken back and written again with another tool: `divert_repeats`), or
-    # {"call", "serves_no_left_over_part"} (a call `leftover_call_p` opened that serves none of those parts)
+    # {"call", "serves_no_left_over_part"} (a call `leftover_call_p` opened that serves none of those parts),
+    # or {"recalled", "tools"} (an answer in words taken back for a call to the tools it named: `recall_declines`)
     ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -165,6 +167,11 @@ class _Row:
         self.opened_for: dict[int, list[str]] = {}   # calls the floor opened where the model would have
         #                                               stopped: their index in the segment -> those parts
         self.left_tools: list[Tool] = []      # the tools the left-over parts name, for the call opened for them
+        self.recalled: dict[str, Any] | None = None   # its answer in words taken back for a call (its record)
+        self.recall_tools: list[Tool] = []    # while that call is due: the tools those words named
+        self.recall_call: dict[str, Any] | None = None  # while it is written: its record (min_p: the least
+        #                                               probability the model gave one of its tokens)
+        self.recall_closed = False            # that call has just closed: kept or taken back next
 
 
 class ToolLoopEngine:
@@ -256,8 +263,8 @@ class ToolLoopEngine:
                     rows += new
                     self.timing.prefill_s += time.perf_counter() - t0
                 # rows rewriting a repeated call: the model's own probabilities, before the grammar's mask
-                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None)
-                             } if self.cfg.divert_repeats else {}
+                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None
+                                                        or r.recall_call is not None)}
                 unmasked = (diverting, torch.softmax(logits[list(diverting)], -1)) if diverting else None
                 if self.constraint is not None:
                     t0 = time.perf_counter()
@@ -278,12 +285,15 @@ class ToolLoopEngine:
                     for k, r in enumerate(rows):
                         if r.calls_blocked:
                             logits[k, self.call_start_id] = float("-inf")
+                if self.call_start_id is not None:      # a turn taken back from words opens with a call
+                    keep_only(logits, [k for k, r in enumerate(rows) if r.recall_tools and not r.segment
+                                       and not r.out.calls and not r.calls_blocked], self.call_start_id)
                 if (self.cfg.next_call_p > 0 or self.cfg.leftover_call_p > 0) and self.call_start_id is not None:
                     self._open_next_calls(rows, logits)
                 next_ids = self._sample(logits, gen)
                 if unmasked is not None:
                     for k, j in unmasked[0].items():
-                        rec = rows[k].diverting
+                        rec = rows[k].diverting if rows[k].diverting is not None else rows[k].recall_call
                         rec["min_p"] = min(rec["min_p"], float(unmasked[1][j, int(next_ids[k])]))
                 finished: list[_Row] = []
                 tool_step = False
@@ -299,29 +309,30 @@ class ToolLoopEngine:
                     r.after_call = bool(self.fmt.call_end) and tail.endswith(self.fmt.call_end)
                     if self.constraint is not None:
                         self._track_call(r, tid, tail)
-                    if r.after_call and (self._divert_repeat(r) or self._take_back_diverted(r)):
-                        yield Event(r.index, "rewind", text=r.rewound_text)
-                        if self.reprefill:
-                            tool_step = True
-                        else:
-                            rewound.append(r)
-                        continue
-                    ended = tid in self.eos_ids or self.fmt.turn_end in tail
-                    text = self.tok.decode(r.segment, skip_special_tokens=False) if ended or (
-                        self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
-                    parsed = self.fmt.parse(text) if text else None
+                    # taken back: a repeated call (or its rewrite), a recalled call the model was unsure
+                    # of, a call whose values the request does not state, an answer in words naming a tool
+                    taken_back = r.after_call and (self._divert_repeat(r) or self._take_back_diverted(r)
+                                                   or self._take_back_recalled(r))
+                    ended, parsed = False, None
+                    if not taken_back:
+                        ended = tid in self.eos_ids or self.fmt.turn_end in tail
+                        text = self.tok.decode(r.segment, skip_special_tokens=False) if ended or (
+                            self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
+                        parsed = self.fmt.parse(text) if text else None
                     if parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])) \
                             and self.cfg.grounded_calls:
                         parsed = self._ground(r, parsed, text)
-                        if not parsed.calls and self._rewind(r):
-                            yield Event(r.index, "rewind", text=r.rewound_text)
-                            if self.reprefill:
-                                tool_step = True        # every live row is prefilled again anyway
-                            else:
-                                rewound.append(r)       # leaves the batch, joins again prefilled
-                            continue
-                        if not parsed.calls:            # cannot rewind: the call stays text, never a call
+                        taken_back = not parsed.calls and self._rewind(r)
+                        if not parsed.calls and not taken_back:   # cannot rewind: the call stays text
                             self._commit(r, text, parsed)
+                    taken_back = taken_back or (ended and not (parsed and parsed.calls) and self._recall(r))
+                    if taken_back:
+                        yield Event(r.index, "rewind", text=r.rewound_text)
+                        if self.reprefill:
+                            tool_step = True        # every live row is prefilled again anyway
+                        else:
+                            rewound.append(r)       # leaves the batch, joins again prefilled
+                        continue
                     if ended and not (parsed and parsed.calls):
                         self._close(r, "end_of_turn", r.t_start)
                     elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
@@ -403,12 +414,16 @@ class ToolLoopEngine:
                 r.matcher.accept_token(tid)
                 r.out.constrained_tokens += 1
             if tail.endswith(self.fmt.call_end):
-                r.in_call, r.matcher = False, None
+                r.recall_closed = r.recall_call is not None
+                r.in_call, r.matcher, r.recall_call = False, None, None
                 r.end_now = r.conv.meta.get("tool_choice", "auto") != "auto" and self.turn_end_id is not None
         elif tail.endswith(self.call_start):
             choice = r.conv.meta.get("tool_choice", "auto")    # a named tool: only its calls are valid
-            tools = [t for t in r.conv.tools if t.name == choice] or r.left_tools or r.conv.tools
-            r.in_call, r.matcher, r.left_tools = True, self.constraint.start(tools), []
+            tools = [t for t in r.conv.tools if t.name == choice] or r.left_tools or r.recall_tools or r.conv.tools
+            if r.recall_tools:
+                r.recall_call = r.recalled
+                r.recall_call["min_p"] = 1.0
+            r.in_call, r.matcher, r.left_tools, r.recall_tools = True, self.constraint.start(tools), [], []
         self.timing.constrain_s += time.perf_counter() - t0
 
     def _prefill(self, rows: list[_Row]):
@@ -615,6 +630,41 @@ class ToolLoopEngine:
         self._cut(r, start)
         r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
         r.calls_blocked = True
+        return True
+
+    def _recall(self, r: _Row) -> bool:
+        """A turn that answered the user's request in words naming offered tools (runtime/recall.py) is
+        taken back whole, to be written again opening with a call to one of those tools; that call is
+        grounded like any other, so a request that does not state its values gets its words back. False
+        (nothing changed) where the option is off, the turn made or withdrew a call, follows a tool
+        result, answers a spoken request (nothing to ground against) or a forced choice, or was recalled
+        before. Only under the call grammar (`constrained`): the call's tokens are judged as it is written."""
+        if not (self.cfg.recall_declines and self.cfg.grounded_calls) or self.constraint is None \
+                or self.call_start_id is None or r.recalled or r.calls_blocked or r.out.calls or r.out.text \
+                or not r.conv.tools \
+                or r.conv.messages[-1].role != "user" or not r.conv.messages[-1].content \
+                or r.conv.meta.get("tool_choice", "auto") != "auto":
+            return False
+        words = self.tok.decode(r.segment, skip_special_tokens=True)
+        named = recall_tools(words, r.conv.messages[-1].content, r.conv.tools)
+        if not named:
+            return False
+        self._cut(r, 0)
+        r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
+        r.recalled, r.recall_tools = {"recalled": words.strip(), "tools": [t.name for t in named]}, named
+        r.out.ungrounded.append(r.recalled)
+        return True
+
+    def _take_back_recalled(self, r: _Row) -> bool:
+        """The call a recalled turn opened with (`_recall`) has just closed: kept where the model gave each
+        of its tokens at least `recall_min_p` (before the grammar's mask), else taken back like a withdrawn
+        call, so the turn is written in words again."""
+        if not r.recall_closed:
+            return False
+        r.recall_closed = False
+        if r.recalled["min_p"] >= self.cfg.recall_min_p or not self._rewind(r):
+            return False
+        r.recalled["taken_back"] = True
         return True
 
     def _cut(self, r: _Row, start: int) -> None:

@@ -1,0 +1,53 @@
+"""Turns a model answered in words that name one of its offered tools (the engine's `recall_declines`).
+
+A small adapter sometimes answers a request its tools serve in prose: it declines ("I'm afraid I don't
+have a tool to search the web", with web_search offered) or makes the answer up ("The weather in Buenos
+Aires is mostly cloudy", with get_weather offered). Its own words then name the tool it should have
+called. Such a turn is decoded again with a call forced, written only with the tools its words name, and
+that call is grounded like any other (runtime/grounding.py): where the request does not state its
+required values it is withdrawn, and the turn is written in words once more.
+
+A tool is named when at least half of the word stems of its name, less the words that say what kind of
+action it is ("get", "calculate", "search", "info", ...), occur in the turn's words: "weather" names
+get_weather, "search the web" names web_search, "trademarks" names trademark_search; "calculate" alone
+names no calculate_* tool. A tool that requires no value cannot be judged by grounding, so the request
+itself must name it as well ("you can start running at any time" for "how do I start running?" does not
+call get_time; "time check, please" does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from toolcore.schema import Tool
+
+from .leftover import _FILLER, _stems
+
+# name words that say what kind of action a tool does, not what it acts on
+_ACTION_WORDS = frozenset(
+    "get set find search calculate calc compute check create make list fetch retrieve update add remove delete "
+    "info information data details detail tool api lookup look query run new by of for the and to".split())
+
+
+def _name_content_stems(name: str) -> set[str]:
+    """The 4-letter stems of a tool name's words (3 letters or more), less action and filler words."""
+    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()
+    return {w[:4] for w in re.findall(r"[a-z]+", words) if len(w) >= 3 and w not in _ACTION_WORDS | _FILLER}
+
+
+def tools_named_in(text: str, tools: Sequence[Tool]) -> list[Tool]:
+    """The offered `tools` whose names' content stems `text` (the model's words) says at least half of."""
+    said = _stems(text)
+    named = []
+    for tool in tools:
+        stems = _name_content_stems(tool.name)
+        if stems and 2 * len(stems & said) >= len(stems):
+            named.append(tool)
+    return named
+
+
+def recall_tools(words: str, request: str, tools: Sequence[Tool]) -> list[Tool]:
+    """The tools a turn answered in `words` is taken back for: those the words name, less those that
+    require no value and that the user's `request` does not name too."""
+    return [t for t in tools_named_in(words, tools) if t.required or tools_named_in(request, [t])]
