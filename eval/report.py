@@ -201,10 +201,11 @@ def _levels_text(levels: list[str] | None) -> str:
 
 def _ungrounded_text(counts: dict[str, int] | None) -> str:
     """Calls the grounding check withdrew / trimmed / strings it snapped / times it read / strings it copied
-    / enum members it added ("-" where not recorded)."""
+    / enum members it added / answers in words recalled as a call ("-" where not recorded)."""
     return "-" if counts is None else (f"{counts['withdrawn_calls']} / {counts['trimmed_calls']} / "
                                        f"{counts.get('snapped_values', '-')} / {counts.get('read_values', '-')} / "
-                                       f"{counts.get('copied_values', '-')} / {counts.get('added_values', '-')}")
+                                       f"{counts.get('copied_values', '-')} / {counts.get('added_values', '-')} / "
+                                       f"{counts.get('recalled_answers', '-')}")
 
 
 def _route_text(routes: dict[str, int] | None) -> str:
@@ -213,7 +214,7 @@ def _route_text(routes: dict[str, int] | None) -> str:
 
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "score levels", "tool-name F1",
         "argument acc.", "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device",
-        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read / copied / added)"]
+        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read / copied / added / recalled)"]
 
 
 def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:

@@ -123,14 +123,17 @@ def ungrounded_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
     required value, calls that lost unstated optional arguments, strings copied from the user's words, values
     read from the request's clock time or duration, required strings decoded again as a span of the request,
     optional enum members added where the request names them, repeated calls written again with another
-    tool."""
+    tool, answers in words written again as a call (`recall_declines`) and how many of those calls were
+    taken back."""
     taken = [u for p in predictions for u in p.details.get("ungrounded") or []]
     return {"withdrawn_calls": sum("unstated" in u for u in taken), "trimmed_calls": sum("dropped" in u for u in taken),
             "snapped_values": sum(len(u.get("snapped", {})) for u in taken),
             "read_values": sum(len(u.get("read", {})) for u in taken),
             "copied_values": sum(len(u.get("copied", {})) for u in taken),
             "added_values": sum(len(u.get("added", {})) for u in taken),
-            "diverted_calls": sum("diverted" in u for u in taken)}
+            "diverted_calls": sum("diverted" in u for u in taken),
+            "recalled_answers": sum("recalled" in u for u in taken),
+            "recalled_taken_back": sum("recalled" in u and bool(u.get("taken_back")) for u in taken)}
 
 
 def _round(v: float | None) -> float | None:

@@ -107,3 +107,15 @@ def test_words_that_name_no_offered_tool_stay(decliner):
     off = run(model, tok, asked, tools=(TIDE,), recall_declines=False)
     on = run(model, tok, asked, tools=(TIDE,), recall_declines=True)
     assert on.text == off.text and on.calls == off.calls and not any("recalled" in u for u in on.ungrounded)
+
+
+def test_the_summary_counts_recalled_answers_and_those_taken_back():
+    from eval.runner import ungrounded_counts
+    from runtime.models.base import Prediction
+
+    kept = {"recalled": "The weather in Lisbon is sunny.", "tools": ["get_weather"], "min_p": 0.9}
+    back = {"recalled": "I can't search the web.", "tools": ["web_search"], "min_p": 0.01, "taken_back": True}
+    diverted = {"call": {"name": "get_time", "arguments": {}}, "diverted": True, "min_p": 0.0, "taken_back": True}
+    counts = ungrounded_counts([Prediction([], details={"ungrounded": [kept]}),
+                                Prediction([], details={"ungrounded": [back, diverted]})])
+    assert counts["recalled_answers"] == 2 and counts["recalled_taken_back"] == 1 and counts["diverted_calls"] == 1
