@@ -111,7 +111,8 @@ class CaseOutput:
     # copied from the user, values read from the request), {"call", "repeated"} (the same call again), or
     # {"call", "diverted"} (a repeat taken back and written again with another tool: `divert_repeats`), or
     # {"call", "serves_no_left_over_part"} (a call `leftover_call_p` opened that serves none of those parts),
-    # or {"recalled", "tools"} (an answer in words taken back for a call to the tools it named: `recall_declines`)
+    # or {"recalled", "tools", "min_p"?, "taken_back"?} (an answer in words taken back for a call to the tools
+    # it named, and that call taken back too where the model was unsure of it: `recall_declines`)
     ungrounded: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -262,7 +263,8 @@ class ToolLoopEngine:
                     logits, cache, mask, pos = self._merge([(logits, cache, mask, pos), part]) if rows else part
                     rows += new
                     self.timing.prefill_s += time.perf_counter() - t0
-                # rows rewriting a repeated call: the model's own probabilities, before the grammar's mask
+                # rows rewriting a repeated call or writing a recalled one: the model's own probabilities,
+                # before the grammar's mask
                 diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None
                                                         or r.recall_call is not None)}
                 unmasked = (diverting, torch.softmax(logits[list(diverting)], -1)) if diverting else None
@@ -641,8 +643,7 @@ class ToolLoopEngine:
         before. Only under the call grammar (`constrained`): the call's tokens are judged as it is written."""
         if not (self.cfg.recall_declines and self.cfg.grounded_calls) or self.constraint is None \
                 or self.call_start_id is None or r.recalled or r.calls_blocked or r.out.calls or r.out.text \
-                or not r.conv.tools \
-                or r.conv.messages[-1].role != "user" or not r.conv.messages[-1].content \
+                or not r.conv.tools or r.conv.messages[-1].role != "user" or not r.conv.messages[-1].content \
                 or r.conv.meta.get("tool_choice", "auto") != "auto":
             return False
         words = self.tok.decode(r.segment, skip_special_tokens=True)
