@@ -278,18 +278,16 @@ class ToolLoopEngine:
                     if open_calls and self.eos_ids:
                         logits[open_calls, sorted(self.eos_ids)] = float("-inf")
                     # conv.meta["tool_choice"] "required" or a tool's name: the turn opens with a call, and
-                    # ends when it closes (the OpenAI server's forced calls)
-                    self.constraint.force(logits, [k for k, r in enumerate(rows) if r.out.new_tokens == 0
-                                                   and r.conv.meta.get("tool_choice", "auto") != "auto"])
+                    # ends when it closes (the OpenAI server's forced calls); a turn taken back from words
+                    # (`_recall`) opens with a call too, until its start marker is written
+                    self.constraint.force(logits, [k for k, r in enumerate(rows) if r.recall_tools or (
+                        r.out.new_tokens == 0 and r.conv.meta.get("tool_choice", "auto") != "auto")])
                     self.constraint.force(logits, [k for k, r in enumerate(rows) if r.end_now], self.turn_end_id)
                     self.timing.constrain_s += time.perf_counter() - t0
                 elif self.call_start_id is not None:
                     for k, r in enumerate(rows):
                         if r.calls_blocked:
                             logits[k, self.call_start_id] = float("-inf")
-                if self.call_start_id is not None:      # a turn taken back from words opens with a call
-                    keep_only(logits, [k for k, r in enumerate(rows) if r.recall_tools and not r.segment
-                                       and not r.out.calls and not r.calls_blocked], self.call_start_id)
                 if (self.cfg.next_call_p > 0 or self.cfg.leftover_call_p > 0) and self.call_start_id is not None:
                     self._open_next_calls(rows, logits)
                 next_ids = self._sample(logits, gen)

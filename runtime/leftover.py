@@ -65,8 +65,13 @@ def _stems(text: str) -> set[str]:
     return {w[:4] for w in _words(text)}
 
 
+def name_words(name: str) -> set[str]:
+    """The words of a tool's name ("getCellType", "get_cell_type", "cell.type"), as `_words` reads text."""
+    return _words(re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").replace(".", " "))
+
+
 def _name_stems(name: str) -> set[str]:
-    return _stems(re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").replace(".", " "))
+    return {w[:4] for w in name_words(name)}
 
 
 def _emails(text: str) -> set[str]:

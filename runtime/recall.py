@@ -20,12 +20,11 @@ right multiple calls (README, Stop 52's rows).
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from toolcore.schema import Tool
 
-from .leftover import _FILLER, _stems
+from .leftover import _stems, name_words
 
 # name words that say what kind of action a tool does, not what it acts on
 _ACTION_WORDS = frozenset(
@@ -34,9 +33,8 @@ _ACTION_WORDS = frozenset(
 
 
 def _name_content_stems(name: str) -> set[str]:
-    """The 4-letter stems of a tool name's words (3 letters or more), less action and filler words."""
-    words = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()
-    return {w[:4] for w in re.findall(r"[a-z]+", words) if len(w) >= 3 and w not in _ACTION_WORDS | _FILLER}
+    """The 4-letter stems of a tool name's words (3 letters or more, not filler), less action words."""
+    return {w[:4] for w in name_words(name) - _ACTION_WORDS}
 
 
 def tools_named_in(text: str, tools: Sequence[Tool]) -> list[Tool]:
