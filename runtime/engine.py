@@ -53,6 +53,7 @@ from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
 from .leftover import leftover_parts, named_tools, schema_stems, serves_left_over
 from .recall import recall_tools
+from .siblings import unsaid_siblings
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -420,11 +421,26 @@ class ToolLoopEngine:
         elif tail.endswith(self.call_start):
             choice = r.conv.meta.get("tool_choice", "auto")    # a named tool: only its calls are valid
             tools = [t for t in r.conv.tools if t.name == choice] or r.left_tools or r.recall_tools or r.conv.tools
+            if choice == "auto" and self.cfg.said_siblings:
+                tools = self._said_siblings(r, tools)
             if r.recall_tools:
                 r.recall_call = r.recalled
                 r.recall_call["min_p"] = 1.0
             r.in_call, r.matcher, r.left_tools, r.recall_tools = True, self.constraint.start(tools), [], []
         self.timing.constrain_s += time.perf_counter() - t0
+
+    def _said_siblings(self, r: _Row, tools: list[Tool]) -> list[Tool]:
+        """`tools` less those whose names' sibling the request says instead (runtime/siblings.py), unless
+        that sibling was called in the turn already. A spoken request has no words to read."""
+        request = r.conv.messages[-1].content if r.conv.messages[-1].role == "user" else ""
+        if not request:
+            return tools
+        if not unsaid_siblings(tools, request):       # most requests: no look-alike names, nothing to parse
+            return tools
+        text = self.tok.decode(r.segment, skip_special_tokens=False)
+        parsed = self.fmt.parse(text[:text.rfind(self.call_start)])          # the turn's calls before this one
+        left_out = unsaid_siblings(tools, request, [c.name for c in r.out.calls + (parsed.calls if parsed else [])])
+        return [t for t in tools if t.name not in left_out]
 
     def _prefill(self, rows: list[_Row]):
         """Prompt ids of all rows into a fresh cache. Attention-only models prefill in small groups of

@@ -88,3 +88,7 @@ class GenerationConfig:
     # a recalled call is kept only where the model gave each of its tokens (after the forced start) at
     # least this probability, before the grammar's mask; else it is taken back and the words written again
     recall_min_p: float = 0.1
+    # with constrained: where two offered tools' names differ in one word and the request says only one of
+    # the two ("Pan right 30 degrees" with pan_left and pan_right), the other is left out of the call
+    # grammar until the said one is called in the turn (runtime/siblings.py)
+    said_siblings: bool = True

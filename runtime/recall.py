@@ -27,14 +27,14 @@ from toolcore.schema import Tool
 from .leftover import _stems, name_words
 
 # name words that say what kind of action a tool does, not what it acts on
-_ACTION_WORDS = frozenset(
+ACTION_WORDS = frozenset(
     "get set find search calculate calc compute check create make list fetch retrieve update add remove delete "
     "info information data details detail tool api lookup look query run new by of for the and to".split())
 
 
 def _name_content_stems(name: str) -> set[str]:
     """The 4-letter stems of a tool name's words (3 letters or more, not filler), less action words."""
-    return {w[:4] for w in name_words(name) - _ACTION_WORDS}
+    return {w[:4] for w in name_words(name) - ACTION_WORDS}
 
 
 def tools_named_in(text: str, tools: Sequence[Tool]) -> list[Tool]:
