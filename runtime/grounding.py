@@ -35,7 +35,11 @@ What counts as stated is deliberately lenient, because a false withdrawal loses 
   ("half past five" -> 5, 17, 30) or a duration ("an hour and a half" -> 90), also negated, as a percent
   (5% -> 0.05), or times 100 / 1000; 0 and 1 always count (defaults people leave unsaid, x^2's a=1);
 - strings: any one word of the value (its first four letters, or a number in it) appears in the text,
-  also after spelled-out numbers become digits ("seven minus eleven" grounds "7 - 11");
+  also after spelled-out numbers become digits ("seven minus eleven" grounds "7 - 11"), unless a word of
+  the value that opens with a capital and has 4 letters or more is not said (by its first four letters,
+  at a word's start): that word names something no one mentioned ("Palm Beach, Florida" for "Palm
+  Beach", league="Manchester City" for "Manchester United in Premier League", "Nathaniel Noah" for
+  "Noah"); "New York, NY" and "LeBron James" stay stated;
 - enum members, booleans, consts, arrays and objects are never judged (the schema or the call's shape,
   not the user's words, carries them; an enum member may still be read, below).
 
@@ -147,6 +151,10 @@ def _read_as(n: float) -> tuple[float, ...]:
 
 def _same_number(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+# a word that opens with a capital ("Florida", "A-Class"; not "LeBron"'s "Bron", inside a word)
+_NAME_WORD = re.compile(r"(?<![\w'-])[A-Z][\w'-]*")
 
 
 @dataclass
@@ -285,6 +293,13 @@ class StatedValues:
         if not words:
             return True                       # punctuation only: nothing to look for
         text = self.folded
+        # a capitalised word of 4 letters or more that the conversation never says (by its first 4 letters,
+        # at a word's start) makes the value up, however many of its other words are said: "Palm Beach,
+        # Florida" for "Palm Beach", league="Manchester City" for "Manchester United in Premier League"
+        for name in _NAME_WORD.findall(value):
+            if len(re.sub(r"[\W\d_]", "", name)) >= 4 and \
+                    not re.search(rf"(?<![^\W_]){re.escape(fold_accents(name.lower())[:4])}", text):
+                return False
         for w in words:
             # a number in a string also counts when it was said another way ("noon" states "12:00 PM");
             # 0 and 1 do not: "2022-01-01" is not stated by "one"

@@ -54,6 +54,26 @@ def test_a_string_is_stated_by_any_of_its_words_also_after_numbers_become_digits
 
 
 @pytest.mark.parametrize("text, value", [
+    ("find charging stations for Palm Beach", "Palm Beach, Florida"),
+    ("what is the ranking of Manchester United in Premier League?", "Manchester City"),
+    ("text Noah saying happy anniversary", "Nathaniel Noah"),
+    ("what is a holy book?", "Holy Bible"),
+])
+def test_a_capitalised_word_no_one_said_makes_a_value_up_whatever_else_it_says(text, value):
+    assert not said(text).states_string(value)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("is it cold in new york today", "New York, NY"),           # under 4 letters: a state's code
+    ("stats for player LeBron James", "LeBron James"),          # a capital inside a word is not a word's start
+    ("remind me about the meeting at noon", "Meeting"),         # the user's word, capitalised
+    ("weather in zurich", "Zürich"),
+])
+def test_a_capitalised_word_the_user_said_in_any_case_or_alphabet_stays_stated(text, value):
+    assert said(text).states_string(value)
+
+
+@pytest.mark.parametrize("text, value", [
     ("locate a pharmacy in Limassol, then also for Köln", "Köln"),      # [a-z] words were "k" and "ln"
     ("weather in Zurich please", "Zürich"),                             # accents said or not
     ("weather in Zürich please", "Zurich"),
