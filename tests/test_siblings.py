@@ -47,7 +47,9 @@ def test_names_that_share_only_an_action_word_or_differ_in_one_are_not_siblings(
 
 
 def test_a_left_out_sibling_comes_back_once_the_said_one_is_called():
-    assert left_out("pan right, and right again", "pan_left", "pan_right", called=("pan_right",)) == set()
+    request = "pan right 20 degrees, then back the other way"
+    assert left_out(request, "pan_left", "pan_right") == {"pan_left"}
+    assert left_out(request, "pan_left", "pan_right", called=("pan_right",)) == set()
 
 
 @pytest.fixture(scope="module")
