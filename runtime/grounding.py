@@ -39,7 +39,9 @@ What counts as stated is deliberately lenient, because a false withdrawal loses 
   the value that opens with a capital and has 4 letters or more is not said (by its first four letters,
   at a word's start): that word names something no one mentioned ("Palm Beach, Florida" for "Palm
   Beach", league="Manchester City" for "Manchester United in Premier League", "Nathaniel Noah" for
-  "Noah"); "New York, NY" and "LeBron James" stay stated;
+  "Noah"); "New York, NY" and "LeBron James" stay stated; a currency or language code counts as stated
+  where the conversation says it the way the training data does ("JPY" for "Japanese yen", "fr" for
+  "French": toolcore/canonical.py);
 - enum members, booleans, consts, arrays and objects are never judged (the schema or the call's shape,
   not the user's words, carries them; an enum member may still be read, below).
 
@@ -118,6 +120,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Sequence
 
+from toolcore.canonical import spoken_forms
 from toolcore.conversation import Conversation
 from toolcore.schema import (Tool, ToolCall, asks_24h_time, asks_comma_separated, asks_iso_date, declared_floats,
                              spaced_arithmetic_form, twelve_hour_form, write_arithmetic)
@@ -293,6 +296,12 @@ class StatedValues:
         if not words:
             return True                       # punctuation only: nothing to look for
         text = self.folded
+        # a currency or language code, where the conversation says it the way people do ("JPY" for
+        # "Japanese yen", "fr" for "French"): toolcore/canonical.py, the forms the training data used
+        if any(all(re.search(rf"(?<![^\W_]){re.escape(w if len(w) < 3 else w[:4])}" + (r"\b" if len(w) < 3 else ""),
+                             text) for w in re.findall(r"[^\W\d_]+", fold_accents(form.lower())))
+               for form in spoken_forms(value.strip())):
+            return True
         # a capitalised word of 4 letters or more that the conversation never says (by its first 4 letters,
         # at a word's start) makes the value up, however many of its other words are said: "Palm Beach,
         # Florida" for "Palm Beach", league="Manchester City" for "Manchester United in Premier League"

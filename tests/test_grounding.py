@@ -63,6 +63,27 @@ def test_a_capitalised_word_no_one_said_makes_a_value_up_whatever_else_it_says(t
     assert not said(text).states_string(value)
 
 
+@pytest.mark.parametrize("text, value, stated", [
+    ("the exchange rate from British pounds to Japanese yen", "JPY", True),
+    ("the exchange rate from British pounds to Japanese yen", "GBP", True),
+    ("convert 150 Euros to Canadian dollars", "CAD", True),
+    ("translate it into French", "fr", True),
+    ("translate it into French", "de", False),
+    ("I have 100 euro", "JPY", False),
+])
+def test_a_currency_or_language_code_is_stated_by_what_people_say_for_it(text, value, stated):
+    """The forms the training data realises these codes in (toolcore/canonical.py): grounding withdrew the
+    right GBP / JPY call its own data had taught."""
+    assert said(text).states_string(value) is stated
+
+
+def test_training_data_and_grounding_read_the_same_canonical_forms():
+    from data_gen.schema_driven import values
+    from toolcore import canonical
+
+    assert values.CURRENCIES is canonical.CURRENCIES and values.LANGUAGES is canonical.LANGUAGES
+
+
 @pytest.mark.parametrize("text, value", [
     ("is it cold in new york today", "New York, NY"),           # under 4 letters: a state's code
     ("stats for player LeBron James", "LeBron James"),          # a capital inside a word is not a word's start

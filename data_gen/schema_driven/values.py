@@ -6,23 +6,9 @@ the documented canonical forms verification accepts ("dollars" -> USD, "March 14
 
 from __future__ import annotations
 
-# ISO 4217 code -> what people say (the code itself is always accepted too)
-CURRENCIES: dict[str, list[str]] = {
-    "USD": ["dollars", "US dollars", "usd"], "EUR": ["euros", "euro"], "GBP": ["pounds", "British pounds", "sterling"],
-    "JPY": ["yen", "Japanese yen"], "CHF": ["Swiss francs"], "CAD": ["Canadian dollars"],
-    "AUD": ["Australian dollars"], "CNY": ["yuan", "renminbi"], "INR": ["rupees", "Indian rupees"],
-    "MXN": ["pesos", "Mexican pesos"], "BRL": ["reais", "Brazilian reais"], "SEK": ["Swedish kronor"],
-    "NOK": ["Norwegian kroner"], "KRW": ["won", "Korean won"], "SGD": ["Singapore dollars"],
-    "NZD": ["New Zealand dollars"], "ZAR": ["rand", "South African rand"], "TRY": ["Turkish lira"],
-    "PLN": ["zloty", "Polish zloty"], "THB": ["baht", "Thai baht"],
-}
-# language name -> ISO 639-1 code (a parameter that asks for a code gets the code; the name is said)
-LANGUAGES: dict[str, str] = {
-    "English": "en", "French": "fr", "German": "de", "Spanish": "es", "Italian": "it", "Portuguese": "pt",
-    "Dutch": "nl", "Japanese": "ja", "Chinese": "zh", "Korean": "ko", "Russian": "ru", "Arabic": "ar",
-    "Hindi": "hi", "Turkish": "tr", "Polish": "pl", "Swedish": "sv", "Greek": "el", "Vietnamese": "vi",
-    "Thai": "th", "Indonesian": "id", "Czech": "cs", "Finnish": "fi", "Hebrew": "he", "Danish": "da",
-}
+# the canonical forms (currency and language codes) live in toolcore: runtime grounding reads them too
+from toolcore.canonical import CURRENCIES, LANGUAGES  # noqa: F401  (V.CURRENCIES, V.LANGUAGES)
+
 COUNTRIES = ["France", "Germany", "Japan", "Brazil", "Canada", "Australia", "India", "Mexico", "Italy", "Spain",
              "Kenya", "Egypt", "Norway", "Sweden", "Argentina", "Chile", "Vietnam", "Thailand", "Portugal",
              "Ireland", "New Zealand", "South Korea", "Morocco", "Peru", "Greece", "Turkey", "Poland", "Nigeria",
