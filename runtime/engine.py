@@ -432,10 +432,8 @@ class ToolLoopEngine:
     def _said_siblings(self, r: _Row, tools: list[Tool]) -> list[Tool]:
         """`tools` less those whose names' sibling the request says instead (runtime/siblings.py), unless
         that sibling was called in the turn already. A spoken request has no words to read."""
-        request = r.conv.messages[-1].content if r.conv.messages[-1].role == "user" else ""
-        if not request:
-            return tools
-        if not unsaid_siblings(tools, request):       # most requests: no look-alike names, nothing to parse
+        request = _typed_request(r.conv)
+        if not request or not unsaid_siblings(tools, request):    # most: no look-alike names, nothing to parse
             return tools
         text = self.tok.decode(r.segment, skip_special_tokens=False)
         parsed = self.fmt.parse(text[:text.rfind(self.call_start)])          # the turn's calls before this one
@@ -655,13 +653,13 @@ class ToolLoopEngine:
         (nothing changed) where the option is off, the turn made or withdrew a call, follows a tool
         result, answers a spoken request (nothing to ground against) or a forced choice, or was recalled
         before. Only under the call grammar (`constrained`): the call's tokens are judged as it is written."""
+        request = _typed_request(r.conv)
         if not (self.cfg.recall_declines and self.cfg.grounded_calls) or self.constraint is None \
                 or self.call_start_id is None or r.recalled or r.calls_blocked or r.out.calls or r.out.text \
-                or not r.conv.tools or r.conv.messages[-1].role != "user" or not r.conv.messages[-1].content \
-                or r.conv.meta.get("tool_choice", "auto") != "auto":
+                or not r.conv.tools or not request or r.conv.meta.get("tool_choice", "auto") != "auto":
             return False
         words = self.tok.decode(r.segment, skip_special_tokens=True)
-        named = recall_tools(words, r.conv.messages[-1].content, r.conv.tools)
+        named = recall_tools(words, request, r.conv.tools)
         if not named:
             return False
         self._cut(r, 0)
@@ -768,6 +766,12 @@ class ToolLoopEngine:
         r.out.stop_reason = reason
         r.out.output_ids = r.ids[r.out.prompt_tokens:]
         r.out.latency_ms = (time.perf_counter() - t_start) * 1000
+
+
+def _typed_request(conv: Conversation) -> str:
+    """The text of the user message the turn answers; "" where the turn follows a tool result or the
+    request was spoken (no words to read)."""
+    return conv.messages[-1].content if conv.messages[-1].role == "user" else ""
 
 
 def run_tool(call: ToolCall, conv: Conversation, pool: ThreadPoolExecutor,

@@ -298,16 +298,14 @@ class StatedValues:
         text = self.folded
         # a currency or language code, where the conversation says it the way people do ("JPY" for
         # "Japanese yen", "fr" for "French"): toolcore/canonical.py, the forms the training data used
-        if any(all(re.search(rf"(?<![^\W_]){re.escape(w if len(w) < 3 else w[:4])}" + (r"\b" if len(w) < 3 else ""),
-                             text) for w in re.findall(r"[^\W\d_]+", fold_accents(form.lower())))
+        if any(all(_opens_a_word(w, text) for w in re.findall(r"[^\W\d_]+", fold_accents(form.lower())))
                for form in spoken_forms(value.strip())):
             return True
         # a capitalised word of 4 letters or more that the conversation never says (by its first 4 letters,
         # at a word's start) makes the value up, however many of its other words are said: "Palm Beach,
         # Florida" for "Palm Beach", league="Manchester City" for "Manchester United in Premier League"
         for name in _NAME_WORD.findall(value):
-            if len(re.sub(r"[\W\d_]", "", name)) >= 4 and \
-                    not re.search(rf"(?<![^\W_]){re.escape(fold_accents(name.lower())[:4])}", text):
+            if len(re.sub(r"[\W\d_]", "", name)) >= 4 and not _opens_a_word(fold_accents(name.lower()), text):
                 return False
         for w in words:
             # a number in a string also counts when it was said another way ("noon" states "12:00 PM");
@@ -320,6 +318,14 @@ class StatedValues:
             elif re.search(rf"\b{w}\b", text):
                 return True
         return False
+
+
+def _opens_a_word(word: str, text: str) -> bool:
+    """Whether lowercased `text` says `word` at a word's start: by its first four letters, or whole where it
+    is shorter than three ("us" is not "use")."""
+    if len(word) < 3:
+        return re.search(rf"(?<![^\W_]){re.escape(word)}\b", text) is not None
+    return re.search(rf"(?<![^\W_]){re.escape(word[:4])}", text) is not None
 
 
 def _heads(text: str) -> dict[float, float]:
