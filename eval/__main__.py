@@ -34,7 +34,7 @@ def run(cfg) -> dict:
             "tool_name_f1", "argument_accuracy", "parse_failure_rate")
     print(json.dumps({k: summary[k] for k in keys if k in summary} | {
         "f1_with_repair": summary["variants"]["repaired"]["f1"], "latency": summary["latency"],
-        "routes": summary["routes"], "invalid_calls": summary["invalid_calls"], "ungrounded": summary["ungrounded"],
+        "routes": summary["routes"], "invalid_calls": summary["invalid_calls"], "assists": summary["assists"],
         "output_dir": out}, indent=2))
     if config.report:
         from runtime.models import SymbolicModel

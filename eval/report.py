@@ -182,7 +182,7 @@ def overview_rows(runs: Sequence[Run]) -> list[list[Any]]:
                      s.get("tool_name_f1", 0.0), s.get("argument_accuracy", 0.0), s.get("parse_failure_rate", 0.0),
                      _ms(lat.get("single_request_p50_ms")), _ms(lat.get("single_request_p95_ms")),
                      lat.get("batched_cases_per_s") or "-", s.get("on_device_share", 1.0), _route_text(s.get("routes")),
-                     (s.get("invalid_calls") or {}).get("total", "-"), _ungrounded_text(s.get("ungrounded"))])
+                     (s.get("invalid_calls") or {}).get("total", "-"), _assists_text(s.get("assists"))])
     return rows
 
 
@@ -199,13 +199,10 @@ def _levels_text(levels: list[str] | None) -> str:
     return "-" if levels is None else ", ".join(levels) or "none"
 
 
-def _ungrounded_text(counts: dict[str, int] | None) -> str:
-    """Calls the grounding check withdrew / trimmed / strings it snapped / times it read / strings it copied
-    / enum members it added / answers in words recalled as a call ("-" where not recorded)."""
-    return "-" if counts is None else (f"{counts['withdrawn_calls']} / {counts['trimmed_calls']} / "
-                                       f"{counts.get('snapped_values', '-')} / {counts.get('read_values', '-')} / "
-                                       f"{counts.get('copied_values', '-')} / {counts.get('added_values', '-')} / "
-                                       f"{counts.get('recalled_answers', '-')}")
+def _assists_text(counts: dict[str, int] | None) -> str:
+    """Calls the opt-in assists opened / rewrote, over the cases they touched ("-" where not recorded)."""
+    return "-" if counts is None else (f"{counts['opened_calls']} / {counts['diverted_calls']} "
+                                       f"({counts['cases_touched']} cases)")
 
 
 def _route_text(routes: dict[str, int] | None) -> str:
@@ -214,7 +211,7 @@ def _route_text(routes: dict[str, int] | None) -> str:
 
 HEAD = ["model", "suite", "cases", "F1", "F1 +repair", "score", "score +repair", "score levels", "tool-name F1",
         "argument acc.", "parse failures", "p50 ms (alone)", "p95 ms (alone)", "cases/s (batched)", "on-device",
-        "routes", "invalid calls", "ungrounded (withdrawn / trimmed / snapped / read / copied / added / recalled)"]
+        "routes", "invalid calls", "assists (opened / diverted calls)"]
 
 
 def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:

@@ -118,22 +118,16 @@ def invalid_calls(cases: Sequence[Case], predictions: Sequence[Prediction]) -> d
     return counts | {"total": sum(counts.values())}
 
 
-def ungrounded_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
-    """What the engine's grounding check changed (runtime/grounding.py): calls withdrawn for an unstated
-    required value, calls that lost unstated optional arguments, strings copied from the user's words, values
-    read from the request's clock time or duration, required strings decoded again as a span of the request,
-    optional enum members added where the request names them, repeated calls written again with another
-    tool, answers in words written again as a call (`recall_declines`) and how many of those calls were
-    taken back."""
-    taken = [u for p in predictions for u in p.details.get("ungrounded") or []]
-    return {"withdrawn_calls": sum("unstated" in u for u in taken), "trimmed_calls": sum("dropped" in u for u in taken),
-            "snapped_values": sum(len(u.get("snapped", {})) for u in taken),
-            "read_values": sum(len(u.get("read", {})) for u in taken),
-            "copied_values": sum(len(u.get("copied", {})) for u in taken),
-            "added_values": sum(len(u.get("added", {})) for u in taken),
-            "diverted_calls": sum("diverted" in u for u in taken),
-            "recalled_answers": sum("recalled" in u for u in taken),
-            "recalled_taken_back": sum("recalled" in u and bool(u.get("taken_back")) for u in taken)}
+def assist_counts(predictions: Sequence[Prediction]) -> dict[str, int]:
+    """What the opt-in assists changed (runtime/generation.py; all zero under the default decoding): calls
+    `next_call_p` opened where the model would have stopped, repeated calls `divert_repeats` wrote again
+    with another tool, and how many of those rewrites were taken back."""
+    taken = [u for p in predictions for u in p.details.get("assists") or []]
+    return {"opened_calls": sum(u.get("assist") == "next_call_p" for u in taken),
+            "diverted_calls": sum(u.get("assist") == "divert_repeats" for u in taken),
+            "diverted_taken_back": sum(u.get("assist") == "divert_repeats" and bool(u.get("taken_back"))
+                                       for u in taken),
+            "cases_touched": sum(bool(p.details.get("assists")) for p in predictions)}
 
 
 def _round(v: float | None) -> float | None:
@@ -231,7 +225,7 @@ def evaluate(model: Model, suite: str, output_dir: str | Path, *, split: str = "
         "variants": {k: summarize(v) | (_accuracy(cases, verdicts[k]) if bfcl else {}) for k, v in variants.items()},
         "timing": timing, "latency": latency_summary(measured, batched_s, len(cases)),
         "routes": _routes(predictions), "invalid_calls": invalid_calls(cases, predictions),
-        "ungrounded": ungrounded_counts(predictions),
+        "assists": assist_counts(predictions),
         "simulated_tool_results": sum(e.get("simulated", False) for p in predictions
                                       for e in p.details.get("tool_events", [])),
     }

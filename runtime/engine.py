@@ -20,40 +20,29 @@ the running batch (attention-only models; recurrent ones decode fixed batches).
 Prompts that start like one prefilled before (the same system prompt and tool list; an earlier turn of
 the same chat) reuse its keys and values (`prefix_cache_tokens`, kv_cache.PrefixStore): only the rest
 is computed.
-Grounded calls (`grounded_calls`, runtime/grounding.py): before a turn's calls run (or go back to the
-caller), each is checked against the conversation's text. A string the user nearly said is copied from
-their words; a clock time or duration the request states is read into the call's hour/minute or
-minutes (`read_times`); an optional argument whose value no one said is dropped; a required string
-no one said is decoded again from its opening quote with only spans of the request's words allowed
-(`copy_values`, runtime/copy_values.py: a batch-of-one side decode from the row's own ids), and kept if
-the model supports a span; a call whose required value no one said is still withdrawn. When every
-call of the turn is withdrawn the row is rewound to just before the call's start marker (a `rewind` event says how much
-text to take back), it leaves the batch and is prefilled again from there, and it may not open
-another call: the model answers in words, as it learned to for requests no offered tool serves.
+What comes back is the model's own call. Under the call grammar (`constrained`, runtime/constrained.py)
+only valid calls can be written (offered names, the tool's keys, required keys, types, enums); nothing
+reads the request's words to change a value, add a call or withdraw one. The assists in GenerationConfig
+(`next_call_p`, `divert_repeats`) are off by default; where one is turned on, every call it touches gets a
+record in `CaseOutput.assists`.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from toolcore.conversation import Conversation, Message
 from toolcore.executors import ExecutionContext, ToolResult, execute
 from toolcore.formats import ChatFormat
-from toolcore.schema import Tool, ToolCall
+from toolcore.schema import ToolCall
 from toolcore.tokenize import encode_continuation, encode_prompt
 
 from .constrained import keep_only, single_token_id
-from .copy_values import SpanCopier, locate, request_spans
 from .generation import GenerationConfig
-from .grounding import StatedValues, conversation_texts, ground_call, user_texts
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
-from .leftover import leftover_parts, named_tools, schema_stems, serves_left_over
-from .recall import recall_tools
-from .siblings import unsaid_siblings
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -107,20 +96,17 @@ class CaseOutput:
     output_ids: list[int] = field(default_factory=list)   # every id after the prompt (tool responses too)
     stop_reason: str = ""
     constrained_tokens: int = 0          # tokens sampled under a call grammar
-    # what the grounding check changed, with the call as written: {"call", "unstated"} (withdrawn), or
-    # {"call", "dropped"?, "snapped"?, "read"?, "copied"?} (unstated optional arguments left out, strings
-    # copied from the user, values read from the request), {"call", "repeated"} (the same call again), or
-    # {"call", "diverted"} (a repeat taken back and written again with another tool: `divert_repeats`), or
-    # {"call", "serves_no_left_over_part"} (a call `leftover_call_p` opened that serves none of those parts),
-    # or {"recalled", "tools", "min_p"?, "taken_back"?} (an answer in words taken back for a call to the tools
-    # it named, and that call taken back too where the model was unsure of it: `recall_declines`)
-    ungrounded: list[dict[str, Any]] = field(default_factory=list)
+    # what an opt-in assist changed, one record a touched call: {"assist": "next_call_p", "p", "after_calls"}
+    # (a call opened where the model would have stopped, with the probability it gave the call's start) or
+    # {"assist": "divert_repeats", "call", "min_p", "taken_back"?} (a repeated call written again with
+    # another tool). Empty under the default decoding.
+    assists: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class Event:
     """What the streaming API yields: kind is 'text', 'call', 'result', 'rewind' (the last `text`
-    characters streamed are taken back: a withdrawn call) or 'done'."""
+    characters streamed are taken back: a repeated call rewritten by `divert_repeats`) or 'done'."""
 
     index: int
     kind: str
@@ -157,23 +143,11 @@ class _Row:
         self.in_call = False                  # between call_start and call_end
         self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)
         self.end_now = False                  # a forced call (tool_choice) just closed: the turn ends here
-        self.calls_blocked = False            # its calls were withdrawn: it may only answer in words
         self.after_call = False               # the last token closed a call
         self.rewound_text = ""                # the text the last rewind took back
         self.diverted = 0                     # repeated calls written again with another tool
         self.diverting: dict[str, Any] | None = None   # while writing one: its record (min_p: the least
         #                                               probability the model gave one of its tokens)
-        self.left_opened = 0                  # calls opened for a left-over part (at most max_leftover_calls)
-        self.left_parts: tuple[int, list[str]] | None = None   # at a call's end: (the next call's index in
-        #                                               the segment, the request's parts left over), if any
-        self.opened_for: dict[int, list[str]] = {}   # calls the floor opened where the model would have
-        #                                               stopped: their index in the segment -> those parts
-        self.left_tools: list[Tool] = []      # the tools the left-over parts name, for the call opened for them
-        self.recalled: dict[str, Any] | None = None   # its answer in words taken back for a call (its record)
-        self.recall_tools: list[Tool] = []    # while that call is due: the tools those words named
-        self.recall_call: dict[str, Any] | None = None  # while it is written: its record (min_p: the least
-        #                                               probability the model gave one of its tokens)
-        self.recall_closed = False            # that call has just closed: kept or taken back next
 
 
 class ToolLoopEngine:
@@ -204,7 +178,6 @@ class ToolLoopEngine:
         # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
         # for a caller that runs them itself (the OpenAI server returns them to its client)
         self.hand_back: Callable[[Conversation, list[ToolCall]], bool] | None = None
-        self.copier = SpanCopier(model, tokenizer) if self.cfg.copy_values and self.call_start else None
         self.constraint = None
         if self.cfg.constrained and self.call_start:
             from .constrained import CallConstraint
@@ -264,37 +237,30 @@ class ToolLoopEngine:
                     logits, cache, mask, pos = self._merge([(logits, cache, mask, pos), part]) if rows else part
                     rows += new
                     self.timing.prefill_s += time.perf_counter() - t0
-                # rows rewriting a repeated call or writing a recalled one: the model's own probabilities,
-                # before the grammar's mask
-                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None
-                                                        or r.recall_call is not None)}
+                # rows rewriting a repeated call: the model's own probabilities, before the grammar's mask
+                diverting = {k: j for j, k in enumerate(k for k, r in enumerate(rows) if r.diverting is not None)}
                 unmasked = (diverting, torch.softmax(logits[list(diverting)], -1)) if diverting else None
                 if self.constraint is not None:
                     t0 = time.perf_counter()
                     self.constraint.mask(logits, [r.matcher for r in rows],
-                                         [(not r.conv.tools or r.calls_blocked) and not r.in_call for r in rows])
+                                         [not r.conv.tools and not r.in_call for r in rows])
                     # a turn never ends inside an open call (a tokenizer whose turn-end token xgrammar does
                     # not know as special would let it through as string text)
                     open_calls = [k for k, r in enumerate(rows) if r.in_call]
                     if open_calls and self.eos_ids:
                         logits[open_calls, sorted(self.eos_ids)] = float("-inf")
                     # conv.meta["tool_choice"] "required" or a tool's name: the turn opens with a call, and
-                    # ends when it closes (the OpenAI server's forced calls); a turn taken back from words
-                    # (`_recall`) opens with a call too, until its start marker is written
-                    self.constraint.force(logits, [k for k, r in enumerate(rows) if r.recall_tools or (
-                        r.out.new_tokens == 0 and r.conv.meta.get("tool_choice", "auto") != "auto")])
+                    # ends when it closes (the OpenAI server's forced calls)
+                    self.constraint.force(logits, [k for k, r in enumerate(rows) if
+                                                   r.out.new_tokens == 0 and r.conv.meta.get("tool_choice", "auto") != "auto"])
                     self.constraint.force(logits, [k for k, r in enumerate(rows) if r.end_now], self.turn_end_id)
                     self.timing.constrain_s += time.perf_counter() - t0
-                elif self.call_start_id is not None:
-                    for k, r in enumerate(rows):
-                        if r.calls_blocked:
-                            logits[k, self.call_start_id] = float("-inf")
-                if (self.cfg.next_call_p > 0 or self.cfg.leftover_call_p > 0) and self.call_start_id is not None:
+                if self.cfg.next_call_p > 0 and self.call_start_id is not None:
                     self._open_next_calls(rows, logits)
                 next_ids = self._sample(logits, gen)
                 if unmasked is not None:
                     for k, j in unmasked[0].items():
-                        rec = rows[k].diverting if rows[k].diverting is not None else rows[k].recall_call
+                        rec = rows[k].diverting
                         rec["min_p"] = min(rec["min_p"], float(unmasked[1][j, int(next_ids[k])]))
                 finished: list[_Row] = []
                 tool_step = False
@@ -310,23 +276,14 @@ class ToolLoopEngine:
                     r.after_call = bool(self.fmt.call_end) and tail.endswith(self.fmt.call_end)
                     if self.constraint is not None:
                         self._track_call(r, tid, tail)
-                    # taken back: a repeated call (or its rewrite), a recalled call the model was unsure
-                    # of, a call whose values the request does not state, an answer in words naming a tool
-                    taken_back = r.after_call and (self._divert_repeat(r) or self._take_back_diverted(r)
-                                                   or self._take_back_recalled(r))
+                    # taken back (`divert_repeats` only): a repeated call, or its rewrite the model was unsure of
+                    taken_back = r.after_call and (self._divert_repeat(r) or self._take_back_diverted(r))
                     ended, parsed = False, None
                     if not taken_back:
                         ended = tid in self.eos_ids or self.fmt.turn_end in tail
                         text = self.tok.decode(r.segment, skip_special_tokens=False) if ended or (
                             self.fmt.call_end and tail.endswith(self.fmt.call_end)) else ""
                         parsed = self.fmt.parse(text) if text else None
-                    if parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])) \
-                            and self.cfg.grounded_calls:
-                        parsed = self._ground(r, parsed, text)
-                        taken_back = not parsed.calls and self._rewind(r)
-                        if not parsed.calls and not taken_back:   # cannot rewind: the call stays text
-                            self._commit(r, text, parsed)
-                    taken_back = taken_back or (ended and not (parsed and parsed.calls) and self._recall(r))
                     if taken_back:
                         yield Event(r.index, "rewind", text=r.rewound_text)
                         if self.reprefill:
@@ -337,7 +294,7 @@ class ToolLoopEngine:
                     if ended and not (parsed and parsed.calls):
                         self._close(r, "end_of_turn", r.t_start)
                     elif parsed and parsed.calls and ended and self.hand_back and self.hand_back(r.conv, parsed.calls):
-                        self._commit(r, text, parsed)      # the calls as grounded, not as written
+                        self._commit(r, text, parsed)
                         self._close(r, "tool_calls", r.t_start)
                     elif parsed and parsed.calls and (ended or self.fmt.pauses_after(parsed.calls[-1])):
                         # the turn ended with calls (or an inline call finished): run them, feed results
@@ -370,10 +327,11 @@ class ToolLoopEngine:
                 self.timing.steps += 1
 
     def _open_next_calls(self, rows: list[_Row], logits) -> None:
-        """Rows whose last token closed a call open another one where the model gives it at least
-        `next_call_p` (the row may call, and the caller did not force this turn's call)."""
+        """`next_call_p` (an assist): rows whose last token closed a call open another one where the model
+        gives it at least that probability (the row may call, and the caller did not force this turn's
+        call). Each call opened where the model's own choice was to stop gets a record."""
         torch = self.torch
-        ks = [k for k, r in enumerate(rows) if r.after_call and not r.calls_blocked and not r.end_now
+        ks = [k for k, r in enumerate(rows) if r.after_call and not r.end_now
               and r.conv.tools and r.conv.meta.get("tool_choice", "auto") == "auto"]
         if not ks:
             return
@@ -381,30 +339,14 @@ class ToolLoopEngine:
         greedy = logits[ks].argmax(-1).tolist()
         opened = []
         for k, pk, g in zip(ks, p.tolist(), greedy):
-            if 0 < self._next_call_floor(rows[k]) <= pk:
+            if pk >= self.cfg.next_call_p:
                 opened.append(k)
-                r = rows[k]
-                if r.left_parts is not None and g != self.call_start_id:    # the model would have stopped
-                    r.opened_for[r.left_parts[0]] = r.left_parts[1]
-                    if self.cfg.leftover_named_tool:
-                        r.left_tools = named_tools(r.left_parts[1], r.conv.tools)
+                if g != self.call_start_id:
+                    r = rows[k]
+                    parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
+                    r.out.assists.append({"assist": "next_call_p", "p": round(pk, 4),
+                                          "after_calls": len(r.out.calls) + len(parsed.calls if parsed else [])})
         keep_only(logits, opened, self.call_start_id)
-
-    def _next_call_floor(self, r: _Row) -> float:
-        """The probability at which `r` opens another call: `leftover_call_p` where a part of its request
-        is left over (runtime/leftover.py), else `next_call_p` (0: the model's own choice)."""
-        text = r.conv.user_texts()[-1] if r.conv.user_texts() else ""
-        r.left_parts = None
-        if self.cfg.leftover_call_p <= 0 or not text or r.left_opened >= self.cfg.max_leftover_calls:
-            return self.cfg.next_call_p
-        parsed = self.fmt.parse(self.tok.decode(r.segment, skip_special_tokens=False))
-        in_segment = parsed.calls if parsed else []
-        if parts := leftover_parts(text, r.out.calls + in_segment, [t.name for t in r.conv.tools],
-                                   schema_stems(r.conv.tools)):
-            r.left_opened += 1
-            r.left_parts = (len(in_segment), parts)
-            return self.cfg.leftover_call_p
-        return self.cfg.next_call_p
 
     def _track_call(self, r: _Row, tid: int, tail: str) -> None:
         """Enter a call at its start marker (with a matcher for the case's tools), advance the matcher
@@ -415,30 +357,13 @@ class ToolLoopEngine:
                 r.matcher.accept_token(tid)
                 r.out.constrained_tokens += 1
             if tail.endswith(self.fmt.call_end):
-                r.recall_closed = r.recall_call is not None
-                r.in_call, r.matcher, r.recall_call = False, None, None
+                r.in_call, r.matcher = False, None
                 r.end_now = r.conv.meta.get("tool_choice", "auto") != "auto" and self.turn_end_id is not None
         elif tail.endswith(self.call_start):
             choice = r.conv.meta.get("tool_choice", "auto")    # a named tool: only its calls are valid
-            tools = [t for t in r.conv.tools if t.name == choice] or r.left_tools or r.recall_tools or r.conv.tools
-            if choice == "auto" and self.cfg.said_siblings:
-                tools = self._said_siblings(r, tools)
-            if r.recall_tools:
-                r.recall_call = r.recalled
-                r.recall_call["min_p"] = 1.0
-            r.in_call, r.matcher, r.left_tools, r.recall_tools = True, self.constraint.start(tools), [], []
+            tools = [t for t in r.conv.tools if t.name == choice] or r.conv.tools
+            r.in_call, r.matcher = True, self.constraint.start(tools)
         self.timing.constrain_s += time.perf_counter() - t0
-
-    def _said_siblings(self, r: _Row, tools: list[Tool]) -> list[Tool]:
-        """`tools` less those whose names' sibling the request says instead (runtime/siblings.py), unless
-        that sibling was called in the turn already. A spoken request has no words to read."""
-        request = _typed_request(r.conv)
-        if not request or not unsaid_siblings(tools, request):    # most: no look-alike names, nothing to parse
-            return tools
-        text = self.tok.decode(r.segment, skip_special_tokens=False)
-        parsed = self.fmt.parse(text[:text.rfind(self.call_start)])          # the turn's calls before this one
-        left_out = unsaid_siblings(tools, request, [c.name for c in r.out.calls + (parsed.calls if parsed else [])])
-        return [t for t in tools if t.name not in left_out]
 
     def _prefill(self, rows: list[_Row]):
         """Prompt ids of all rows into a fresh cache. Attention-only models prefill in small groups of
@@ -568,57 +493,7 @@ class ToolLoopEngine:
         choice = torch.multinomial(sorted_p / sorted_p.sum(-1, keepdim=True), 1, generator=gen)
         return sorted_i.gather(-1, choice).squeeze(-1)
 
-    # ----- grounded calls ----------------------------------------------------------------------
-    def _ground(self, r: _Row, parsed: Any, text: str) -> Any:
-        """The turn's calls with unstated optional values dropped, calls with an unstated required value
-        withdrawn (runtime/grounding.py) and a call repeated in the turn kept once. A spoken request has
-        no text to check against, and a call the caller forced (tool_choice) is the caller's to judge."""
-        if not r.conv.user_texts()[-1] or r.conv.meta.get("tool_choice", "auto") != "auto":
-            return parsed
-        stated = StatedValues.of(conversation_texts(r.conv) + [r.out.text], said=user_texts(r.conv))
-        kept = []
-        for index, call in enumerate(parsed.calls):
-            g = ground_call(call, r.conv.tools, stated, read=self.cfg.read_times,
-                            copy=self._copy_for(r, text, index, len(parsed.calls)))
-            record = g.record(call)
-            if record:
-                r.out.ungrounded.append(record)
-            if g.call is not None and g.call in kept:      # the same call twice in a turn: once is meant
-                r.out.ungrounded.append({"call": call.to_dict(), "repeated": True})
-            elif g.call is not None and index in r.opened_for and not serves_left_over(
-                    user_texts(r.conv)[-1], r.out.calls + kept, g.call, r.opened_for[index],
-                    [t.name for t in r.conv.tools], schema_stems(r.conv.tools)):
-                # opened for left-over parts (`leftover_call_p`) where the model would have stopped, and
-                # serving none of them: made up to fill the slot
-                r.out.ungrounded.append({"call": call.to_dict(), "serves_no_left_over_part": r.opened_for[index]})
-            elif g.call is not None:
-                kept.append(g.call)
-        return replace(parsed, calls=kept)
-
-    def _copy_for(self, r: _Row, text: str, index: int,
-                  n_calls: int) -> Callable[[str, str, set[str]], str | None] | None:
-        """`copy(key, value, taken)` for the turn's `index`-th call (runtime/copy_values.py). It gives None
-        where the value cannot be placed: each call must open with its own start marker (or be the only
-        one). Nothing is computed until a value needs a copy."""
-        if self.copier is None:
-            return None
-
-        def copy(key: str, value: str, taken: set[str]) -> str | None:
-            starts = [m.start() for m in re.finditer(re.escape(self.call_start), text)]
-            if len(starts) != n_calls and not (n_calls == 1 and starts):
-                return None
-            begin = starts[index] if len(starts) == n_calls else starts[0]
-            end = starts[index + 1] if len(starts) == n_calls and index + 1 < n_calls else len(text)
-            found = locate(text[begin:end], key, value)
-            if found is None:
-                return None
-            pos, close, escaped = found
-            spans = [s for s in request_spans(user_texts(r.conv)[-1]) if s.lower() not in taken]
-            context = r.ids[:len(r.ids) - len(r.segment)]
-            chosen = self.copier.copy(context, text[:begin + pos], spans, close, escaped)
-            return chosen.value if chosen is not None else None
-        return copy
-
+    # ----- assists ---------------------------------------------------------------------------
     def _commit(self, r: _Row, text: str, parsed: Any) -> None:
         """The turn's text so far into the output with `parsed`'s calls (as grounded: `_close` would parse
         the text again and find them as written)."""
@@ -626,59 +501,6 @@ class ToolLoopEngine:
         r.out.calls += parsed.calls
         r.out.parse_failures += parsed.failures
         r.segment = []
-        r.opened_for = {}
-
-    def _rewind(self, r: _Row) -> bool:
-        """Take the row back to just before its call's start marker and block further calls. False
-        (nothing changed) where the format has no start marker, it is not found, or the row was
-        rewound before (it then ends its turn)."""
-        if not self.call_start or r.calls_blocked:
-            return False
-        seg = r.segment
-        decode = lambda ids: self.tok.decode(ids, skip_special_tokens=False)      # noqa: E731
-        # the turn's first marker (every call of the turn was withdrawn): where it ends, then where it starts
-        end = next((j for j in range(len(seg)) if self.call_start in decode(seg[:j + 1])), None)
-        if end is None:
-            return False
-        start = next(k for k in range(end, -1, -1) if self.call_start in decode(seg[k:end + 1]))
-        self._cut(r, start)
-        r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
-        r.calls_blocked = True
-        return True
-
-    def _recall(self, r: _Row) -> bool:
-        """A turn that answered the user's request in words naming offered tools (runtime/recall.py) is
-        taken back whole, to be written again opening with a call to one of those tools; that call is
-        grounded like any other, so a request that does not state its values gets its words back. False
-        (nothing changed) where the option is off, the turn made or withdrew a call, follows a tool
-        result, answers a spoken request (nothing to ground against) or a forced choice, or was recalled
-        before. Only under the call grammar (`constrained`): the call's tokens are judged as it is written."""
-        request = _typed_request(r.conv)
-        if not (self.cfg.recall_declines and self.cfg.grounded_calls) or self.constraint is None \
-                or self.call_start_id is None or r.recalled or r.calls_blocked or r.out.calls or r.out.text \
-                or not r.conv.tools or not request or r.conv.meta.get("tool_choice", "auto") != "auto":
-            return False
-        words = self.tok.decode(r.segment, skip_special_tokens=True)
-        named = recall_tools(words, request, r.conv.tools)
-        if not named:
-            return False
-        self._cut(r, 0)
-        r.in_call, r.matcher, r.end_now, r.pending = False, None, False, []
-        r.recalled, r.recall_tools = {"recalled": words.strip(), "tools": [t.name for t in named]}, named
-        r.out.ungrounded.append(r.recalled)
-        return True
-
-    def _take_back_recalled(self, r: _Row) -> bool:
-        """The call a recalled turn opened with (`_recall`) has just closed: kept where the model gave each
-        of its tokens at least `recall_min_p` (before the grammar's mask), else taken back like a withdrawn
-        call, so the turn is written in words again."""
-        if not r.recall_closed:
-            return False
-        r.recall_closed = False
-        if r.recalled["min_p"] >= self.cfg.recall_min_p or not self._rewind(r):
-            return False
-        r.recalled["taken_back"] = True
-        return True
 
     def _cut(self, r: _Row, start: int) -> None:
         """Take the row's turn back to its `start`-th token (ids too), keeping what was taken back as the
@@ -708,8 +530,8 @@ class ToolLoopEngine:
         self._cut(r, marker + 1)
         r.in_call, r.matcher, r.after_call, r.end_now, r.pending = True, matcher, False, False, []
         r.diverted += 1
-        r.diverting = {"call": calls[-1].to_dict(), "diverted": True, "min_p": 1.0}
-        r.out.ungrounded.append(r.diverting)
+        r.diverting = {"assist": "divert_repeats", "call": calls[-1].to_dict(), "min_p": 1.0}
+        r.out.assists.append(r.diverting)
         return True
 
     def _take_back_diverted(self, r: _Row) -> bool:
@@ -756,8 +578,6 @@ class ToolLoopEngine:
         if r.segment:
             text = self.tok.decode(r.segment, skip_special_tokens=False)
             parsed = self.fmt.parse(text)
-            if parsed.calls and self.cfg.grounded_calls:    # calls cut off by a limit are judged too
-                parsed = self._ground(r, parsed, text)
             r.out.text += text
             r.out.calls += parsed.calls
             r.out.parse_failures += parsed.failures
@@ -766,12 +586,6 @@ class ToolLoopEngine:
         r.out.stop_reason = reason
         r.out.output_ids = r.ids[r.out.prompt_tokens:]
         r.out.latency_ms = (time.perf_counter() - t_start) * 1000
-
-
-def _typed_request(conv: Conversation) -> str:
-    """The text of the user message the turn answers; "" where the turn follows a tool result or the
-    request was spoken (no words to read)."""
-    return conv.messages[-1].content if conv.messages[-1].role == "user" else ""
 
 
 def run_tool(call: ToolCall, conv: Conversation, pool: ThreadPoolExecutor,

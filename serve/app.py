@@ -133,14 +133,14 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
                 out = ev.output
                 sent = turn.raw[:turn.sent]
                 content, calls, _ = turn.final()
-                if out.stop_reason == "tool_calls":       # handed back: the calls as the engine grounded them
+                if out.stop_reason == "tool_calls":       # handed back: the calls the engine parsed
                     calls = out.calls[len(executed):]
                 if not calls and content.startswith(sent) and len(content) > len(sent):
                     yield "delta", content[len(sent):]     # a malformed call stays text: stream the rest
                 if calls and not request.parallel:
                     calls = calls[:1]
                 finish = "tool_calls" if calls else ("length" if out.stop_reason == "max_new_tokens" else "stop")
-                yield "reply", Reply(content, calls, executed, finish, out.prompt_tokens, out.new_tokens)
+                yield "reply", Reply(content, calls, executed, finish, out.prompt_tokens, out.new_tokens, out.assists)
                 return
 
     async def _sse(job: Job) -> AsyncIterator[str]:
@@ -163,6 +163,8 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
         for i, call in enumerate(reply.calls):      # each call whole, in one delta (clients concatenate)
             yield data(chunk(cid, served, {"tool_calls": [{"index": i, **wire_call(call)}]}))
         final: dict[str, Any] = {"executed_tool_calls": reply.executed} if reply.executed else {}
+        if reply.assists:
+            final["tool_call_assists"] = reply.assists
         yield data(chunk(cid, served, final, finish=reply.finish_reason))
         if job.request.include_usage:
             yield data(chunk(cid, served, {}, usage=reply.usage()))

@@ -13,8 +13,9 @@ WHERE = "configs/serve.yaml"
 @dataclass
 class ServeConfig:
     # (*) which model answers: any eval model config (configs/model/*.yaml: smollm2 + model.adapter=...,
-    # hf with model.path=<merged folder>, symbolic, router), built with _target_
-    model: Any = field(default_factory=lambda: {"_target_": "runtime.models.SymbolicModel", "name": "symbolic"})
+    # hf with model.path=<merged folder>, symbolic, router), built with _target_. No default: a server
+    # answers with the model its user names
+    model: Any = None
     # (*) where to listen (127.0.0.1: this machine only; 0.0.0.0: every interface)
     host: str = "127.0.0.1"
     port: int = 8000
@@ -37,6 +38,10 @@ class ServeConfig:
     log_level: str = "info"
 
     def __post_init__(self) -> None:
+        if self.model is None:
+            raise ToolkitError("no model to serve", file=WHERE, field="model",
+                               fix="name one: python -m serve model=smollm2 model.adapter=runs/demo/adapter "
+                                   "(or model=hf model.path=<folder>, model=symbolic for the rule-based parser)")
         if not 0 < self.port < 65536:
             raise ToolkitError(f"port {self.port} is out of range", file=WHERE, field="port", fix="use 1-65535")
         if self.batch_window_ms < 0:

@@ -190,6 +190,9 @@ class Reply:
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # what an opt-in assist (model.generation.next_call_p / divert_repeats) changed in this answer, one
+    # record a touched call; absent from the message when empty, so the default answer is plain OpenAI
+    assists: list[dict[str, Any]] = field(default_factory=list)
 
     def message(self, call_ids: list[str] | None = None) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or (None if self.calls else "")}
@@ -198,6 +201,8 @@ class Reply:
             msg["tool_calls"] = [wire_call(c, i) for c, i in zip(self.calls, ids)]
         if self.executed:
             msg["executed_tool_calls"] = self.executed
+        if self.assists:
+            msg["tool_call_assists"] = self.assists
         return msg
 
     def usage(self) -> dict[str, int]:

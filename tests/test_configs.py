@@ -102,7 +102,7 @@ def test_generation_settings_come_from_the_engine_dataclass_and_a_misspelt_one_f
     assert "generation" not in yaml.safe_load((CONFIGS / "model" / "hf.yaml").read_text())
     generation = load("eval", ["model=smollm2", "model.generation.temperature=0.2"]).model.generation
     assert OmegaConf.to_object(generation) == GenerationConfig(temperature=0.2)
-    with pytest.raises(Exception, match="leftover_named_tools"):
-        load("eval", ["model=smollm2", "model.generation.leftover_named_tools=false"])
+    with pytest.raises(Exception, match="next_call_prob"):
+        load("eval", ["model=smollm2", "model.generation.next_call_prob=0.1"])
     with pytest.raises(Exception, match="batch_size"):
         load("eval", ["model=smollm2", "model.generation.batch_size=many"])

@@ -211,20 +211,21 @@ def test_a_call_repeated_in_its_turn_is_written_again_with_another_tool(eager_ca
     conv = Conversation([Message.text("user", "hello")], [PING, pong])
     written = lambda out: [c["name"] for c in map(json.loads, re.findall(r'(\{"name".*?\}\})', out.text))]  # noqa: E731
     free = run(eager_caller, tok, conv, constrained=True)
-    assert written(free)[:2] == ["pong", "pong"] and [c.name for c in free.calls] == ["pong"]
-    assert not any("diverted" in u for u in free.ungrounded)
+    # the default returns what the model wrote: the repeats too
+    assert written(free)[:2] == ["pong", "pong"] and [c.name for c in free.calls] == written(free)
+    assert not free.assists
     on = run(eager_caller, tok, conv, constrained=True, divert_repeats=True)
-    assert written(on)[:2] == ["pong", "ping"] and [c.name for c in on.calls] == ["pong", "ping"]
-    assert [u["call"] for u in on.ungrounded if u.get("diverted")][:1] == [{"name": "pong", "arguments": {}}]
+    assert written(on)[:2] == ["pong", "ping"] and [c.name for c in on.calls][:2] == ["pong", "ping"]
+    assert [u["call"] for u in on.assists if u["assist"] == "divert_repeats"][:1] == [{"name": "pong", "arguments": {}}]
     # kept only where the model itself gave every token of the rewrite enough probability: else the turn
     # ends after the calls before it
     shy = run(eager_caller, tok, conv, constrained=True, divert_repeats=True, divert_min_p=0.5)
     first_turn = shy.text.split("<|im_end|>")[0]
     assert first_turn.count("<|tool_call_start|>") == 1 and shy.calls[0].name == "pong"
-    assert [u.get("taken_back") for u in shy.ungrounded if "diverted" in u][:1] == [True]
+    assert [u.get("taken_back") for u in shy.assists][:1] == [True]
     alone = run(eager_caller, tok, Conversation([Message.text("user", "hello")], [pong]), constrained=True,
                 divert_repeats=True)
-    assert written(alone)[:2] == ["pong", "pong"] and not any("diverted" in u for u in alone.ungrounded)
+    assert written(alone)[:2] == ["pong", "pong"] and not alone.assists
 
 
 def test_an_end_marker_of_several_tokens_ends_the_grammar_as_text():

@@ -255,53 +255,33 @@ def test_autocast_prefill_runs_and_mostly_agrees(trained):
     assert sum(a.calls == b.calls for a, b in zip(amp, fp32)) >= 3
 
 
-def test_a_call_with_a_value_no_one_said_is_withdrawn_and_the_turn_answered_in_words(guesser):
-    """The model learned to guess Turin for "at home". Grounded calls (the default) withdraw that call before
-    it runs, rewind the row to before the call and block calls; rows beside it in the batch decode as if
-    nothing happened (they leave and rejoin the batch's cache), with the cache and with re-prefill."""
+def test_the_default_returns_the_models_own_call_and_runs_it(guesser):
+    """The model learned to guess Turin for "at home": a value the request never states. The default
+    decoding (the call grammar and nothing else) returns that call as the model wrote it and runs it, with
+    no assist record, batched beside other rows, with the cache and with re-prefill; the grammar only keeps
+    the call valid, so unconstrained decoding writes the same call."""
     model, tok = guesser
     home = Conversation([Message.text("user", HOME)], [SKY])
     convs = [user_case("Oslo"), home, user_case("Lima"), home]
 
     def run(**kw):
-        engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, batch_size=4, **kw))
-        return engine.run(convs)
+        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, batch_size=4, **kw)).run(convs)
 
-    free = run(grounded_calls=False)
-    assert free[1].calls == [ToolCall("check_sky", {"city": HOME_CITY})]      # what the model writes
-    for outs in (run(), run(continuation="reprefill")):
+    free = run(constrained=False)
+    for outs in (run(), run(continuation="reprefill"), free):
         for k in (1, 3):
-            assert outs[k].calls == [] and outs[k].tool_events == [], outs[k].text
-            assert outs[k].ungrounded == [{"call": {"name": "check_sky", "arguments": {"city": HOME_CITY}},
-                                           "unstated": f"city={HOME_CITY!r}"}]
-            assert "<|tool_call_start|>" not in outs[k].text and outs[k].text
-        for k in (0, 2):
-            assert outs[k].text == free[k].text and outs[k].calls == free[k].calls and not outs[k].ungrounded
-
-
-def test_a_made_up_value_is_copied_from_the_request_only_above_the_floors(guesser):
-    """copy_values decodes the guessed city again with only the request's words allowed. The guesser
-    wants Turin, not any word of "how is the sky at home?": below the floors (the default) the call stays
-    withdrawn; with no floors the copy is taken, the call runs with it, and the record keeps what was written."""
-    from runtime.copy_values import request_spans
-
-    model, tok = guesser
-    home = [Conversation([Message.text("user", HOME)], [SKY])]
-    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))
-    assert engine.run(home)[0].calls == []
-    engine.copier.min_support, engine.copier.min_logprob = 0.0, float("-inf")
-    out = engine.run(home)[0]
-    assert len(out.calls) == 1 and out.calls[0].arguments["city"] in request_spans(HOME)
-    assert out.ungrounded == [{"call": {"name": "check_sky", "arguments": {"city": HOME_CITY}}, "copied": {"city": HOME_CITY}}]
-    assert [e.call for e in out.tool_events] == out.calls
-    off = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, copy_values=False))
-    assert off.copier is None and off.run(home)[0].calls == []
+            assert outs[k].calls == [ToolCall("check_sky", {"city": HOME_CITY})], outs[k].text
+            assert [e.call for e in outs[k].tool_events] == outs[k].calls
+        assert [o.calls for o in outs] == [o.calls for o in free] and not any(o.assists for o in outs)
+    events = [e.kind for e in ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40)).stream(home)]
+    assert "rewind" not in events and "call" in events          # nothing is taken back while streaming
 
 
 def test_next_call_p_opens_another_call_right_after_one_closes(trained):
     """The model learned one call per request and ends its turn after it. A floor above what it gives a
     second call changes nothing; a floor below it opens a second call right after the first closes (and
-    another after that, until a limit ends the case; the grammar keeps every call valid)."""
+    another after that, until a limit ends the case; the grammar keeps every call valid), and each call it
+    opened where the model would have stopped carries a record."""
     model, tok = trained
     convs = [user_case("Oslo"), user_case("Lima")]
 
@@ -310,125 +290,19 @@ def test_next_call_p_opens_another_call_right_after_one_closes(trained):
 
     greedy, high, low = run(0.0), run(0.999), run(1e-12)
     assert [o.text for o in high] == [o.text for o in greedy] and all(len(o.calls) == 1 for o in greedy)
-    for o, g, c in zip(low, greedy, convs):
+    assert not any(o.assists for o in greedy + high)
+    for o, g in zip(low, greedy):
         assert o.calls[0] == g.calls[0] and o.text.count(FMT.call_start) >= 2
         assert f"{FMT.call_end}{FMT.call_start}" in o.text       # in the same turn, right after the first
-        # what a second call may not be: a city no one said (withdrawn), the first call again (kept once)
-        assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in c.user_texts()[-1] for x in o.calls)
+        assert o.assists and all(a["assist"] == "next_call_p" and 0 < a["p"] < 0.5 for a in o.assists)
+        assert o.assists[0]["after_calls"] == 1
     forced = [Conversation(c.messages, c.tools, meta={"tool_choice": "required"}) for c in convs]
     engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=60, batch_size=2, next_call_p=1e-12))
     assert all(len(o.calls) == 1 for o in engine.run(forced))     # a forced call ends the turn as before
 
 
-def test_leftover_call_p_opens_another_call_only_where_a_part_of_the_request_is_left(trained):
-    """Asked about two cities, the one-call model calls for one and ends its turn. With the floor at
-    (nearly) 0, another call opens right after it while the other city is left over, at most
-    `max_leftover_calls` times; what it writes is grounded like any call (a city the request says, the
-    first call not twice). A request in one part is served by its call: it decodes exactly as without."""
-    model, tok = trained
-    pairs = [("Rome", "Kyiv"), ("Oslo", "Rome")]
-    two = [Conversation([Message.text("user", f"how is the sky in {a}, and how is the sky in {b}?")], [SKY])
-           for a, b in pairs]
-    one = [user_case("Oslo"), user_case("Lima")]
-
-    def run(convs, p):
-        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=60, batch_size=2, leftover_call_p=p)).run(convs)
-
-    assert [o.text for o in run(one, 1e-12)] == [o.text for o in run(one, 0.0)]
-    greedy, low = run(two, 0.0), run(two, 1e-12)
-    assert all(len(o.calls) == 1 for o in greedy)
-    for o, g, pair in zip(low, greedy, pairs):
-        assert o.calls[0] == g.calls[0] and f"{FMT.call_end}{FMT.call_start}" in o.text
-        assert 2 <= o.text.count(FMT.call_start) <= 1 + GenerationConfig().max_leftover_calls
-        assert len(o.calls) == len(set(map(repr, o.calls))) and all(x.arguments["city"] in pair for x in o.calls)
-
-
-@pytest.fixture(scope="module")
-def seeded():
-    """The `trained` model, seeded: the test below needs one that stops after its first call, whatever
-    tests ran before it."""
-    torch.manual_seed(0)
-    return train_tiny([episode(c, s) for c in CITIES for s in SKIES])
-
-
-def test_a_call_opened_for_a_part_that_names_an_offered_tool_is_written_with_that_tool(seeded):
-    """The model only ever called check_sky. Asked about the sky in one city and the tide in another, it
-    calls check_sky once and would stop; the call opened for "the tide in Rome" may only be check_tide,
-    which the part names. Without `leftover_named_tool` that call is the model's pick: check_sky again."""
-    model, tok = seeded
-    tide = Tool("check_tide", "Look at the tide in a city",
-                {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}, executor="test_sky")
-    # the tiny model copies the city said last, so the sky's city comes last and the tide's part is left
-    convs = [Conversation([Message.text("user", "how is the tide in Rome, and the sky in Oslo?")], [SKY, tide])]
-
-    def run(named, p=1e-6):
-        config = GenerationConfig(max_new_tokens=60, batch_size=2, leftover_call_p=p, leftover_named_tool=named)
-        return ToolLoopEngine(model, tok, FMT, config).run(convs)
-
-    alone = run(True, p=0.0)[0]                              # left alone, it calls once, for Oslo, and stops
-    assert alone.text.count(FMT.call_start) == 1 and alone.calls == [ToolCall("check_sky", {"city": "Oslo"})]
-    for named, wanted in [(True, "check_tide"), (False, "check_sky")]:
-        o = run(named)[0]
-        assert o.calls[0] == alone.calls[0] and f"{FMT.call_end}{FMT.call_start}" in o.text
-        assert [c.name for c in o.calls] == ["check_sky", wanted], (named, o.text)
-
-
-def test_streaming_takes_back_the_withdrawn_call(guesser):
-    model, tok = guesser
-    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40))
-    events = list(engine.stream(Conversation([Message.text("user", HOME)], [SKY])))
-    kinds = [e.kind for e in events]
-    assert "rewind" in kinds and "call" not in kinds
-    streamed = ""
-    for e in events:
-        if e.kind == "text":
-            streamed += e.text
-        elif e.kind == "rewind":
-            assert streamed.endswith(e.text) and e.text.startswith("<|tool_call_start|>")
-            streamed = streamed[:-len(e.text)]
-    assert streamed == events[-1].output.text
-
-
-ALARM = Tool("set_alarm", "Set an alarm", {"type": "object", "properties": {
-    "hour": {"type": "integer"}, "minute": {"type": "integer"}}, "required": ["hour", "minute"]})
-
-
-def test_a_wrong_hour_is_read_from_the_request_and_the_call_runs():
-    """A model that learned one hour for every alarm (as an under-trained adapter writes 19 for "4:45 a.m."):
-    with read_times (the default) its call takes the request's clock time and runs; without, the call's
-    unstated hour withdraws it."""
-    said = ["wake me at 7 PM", "wake me at half past six", "wake me at 10:15 PM", "wake me at noon"]
-    convs = [Conversation([Message.text("user", s), Message("assistant", [], [ToolCall("set_alarm", {"hour": 19, "minute": 0})]),
-                           Message.text("tool", '{"status": "set"}', name="set_alarm"), Message.text("assistant", "Done.")],
-                          [ALARM]) for s in said]
-    model, tok = train_tiny(convs, steps=120)
-    asks = [Conversation([Message.text("user", s)], [ALARM]) for s in ("wake me at half past six", "wake me at 10:15 PM")]
-
-    def run(**kw):
-        return ToolLoopEngine(model, tok, FMT, GenerationConfig(max_new_tokens=40, batch_size=2, **kw)).run(asks)
-
-    assert [o.calls for o in run(grounded_calls=False)] == [[ToolCall("set_alarm", {"hour": 19, "minute": 0})]] * 2
-    read = run()
-    assert [o.calls for o in read] == [[ToolCall("set_alarm", {"hour": 6, "minute": 30})],
-                                       [ToolCall("set_alarm", {"hour": 22, "minute": 15})]]
-    assert [o.tool_events[0].call.arguments for o in read] == [{"hour": 6, "minute": 30}, {"hour": 22, "minute": 15}]
-    assert read[0].ungrounded == [{"call": {"name": "set_alarm", "arguments": {"hour": 19, "minute": 0}},
-                                   "read": {"hour": 19, "minute": 0}}]
-    unread = run(read_times=False)
-    assert [o.calls for o in unread] == [[], []] and all(u.ungrounded[0]["unstated"] == "hour=19" for u in unread)
-
-
-def test_a_rewind_goes_back_to_the_turns_first_call(guesser):
-    """When every call of a turn is withdrawn, none of their text stays: the row goes back to before the first."""
-    from runtime.engine import _Row
-
-    model, tok = guesser
-    engine = ToolLoopEngine(model, tok, FMT, GenerationConfig())
-    calls = FMT.render_calls([ToolCall("check_sky", {"city": "Turin"})]) * 2
-    row = _Row(0, Conversation([Message.text("user", HOME)], [SKY]), [1, 2, 3])
-    row.segment = tok.encode("Sure. " + calls, add_special_tokens=False)
-    row.ids += row.segment
-    assert engine._rewind(row)
-    assert tok.decode(row.segment) == "Sure. " and row.ids == [1, 2, 3] + row.segment
-    assert row.rewound_text == calls and row.calls_blocked
-    assert not engine._rewind(row)            # once only: a second withdrawal ends the turn instead
+def test_assists_refuse_bad_settings():
+    with pytest.raises(ValueError, match="next_call_p"):
+        GenerationConfig(next_call_p=1.5)
+    with pytest.raises(ValueError, match="divert_repeats"):
+        GenerationConfig(divert_repeats=True, constrained=False)

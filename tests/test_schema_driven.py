@@ -24,7 +24,6 @@ from data_gen.schema_driven.samplers import Sampler, Unsupported, classify, form
 from data_gen.schema_driven.source import GeneralSource
 from data_gen.schema_driven.unseen import write_suite
 from data_gen.surface import SurfaceConfig
-from runtime.grounding import StatedValues
 from toolcore.errors import ToolkitError
 from toolcore.executors import ExecutionContext
 from toolcore.formats import FORMATS, get_format
@@ -689,8 +688,6 @@ def test_large_sums_are_said_in_words_and_money_with_its_sign():
     assert revenue.sem == "amount"
     said = forms(revenue, 1200000.0)
     assert {"1.2 million", "$1.2M", "$1.2 million", "$1,200,000"} <= set(said) and "1.2M" not in said
-    # every form is one the runtime's grounding reads back as the number (a bare "1.2M" it does not)
-    assert all(StatedValues.of([f"a revenue of {f}"]).states_number(1200000.0) for f in said)
     population = classify("population", {"type": "integer", "description": "Number of residents"}, {})
     assert "250 thousand" in forms(population, 250000) and not any("$" in f or f.endswith("k")
                                                                     for f in forms(population, 250000))

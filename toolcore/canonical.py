@@ -1,9 +1,6 @@
 """Documented canonical forms: the codes a call writes for what people say, where a schema asks for the
 code ("dollars" -> USD, "French" -> fr). data_gen realises a code's value in one of its spoken forms and
-verification accepts them (data_gen/schema_driven); the engine's grounding counts a code as stated where
-the conversation says one of them (runtime/grounding.py). One table, so the two cannot disagree: before
-stop 53 only data_gen had it, and grounding withdrew the right calls it had taught (GBP / JPY for
-"from British pounds to Japanese yen")."""
+its verification accepts them (data_gen/schema_driven), so the data teaches the model to write the code."""
 
 from __future__ import annotations
 
@@ -25,10 +22,3 @@ LANGUAGES: dict[str, str] = {
     "Thai": "th", "Indonesian": "id", "Czech": "cs", "Finnish": "fi", "Hebrew": "he", "Danish": "da",
 }
 
-
-def spoken_forms(code: str) -> list[str]:
-    """What people say for the ISO 4217 currency code or ISO 639-1 language code `code` (any case), or []
-    where it is neither."""
-    if code.upper() in CURRENCIES:
-        return CURRENCIES[code.upper()]
-    return [name for name, c in LANGUAGES.items() if c == code.lower()]

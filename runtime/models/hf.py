@@ -76,7 +76,7 @@ class HFModel:
         return [Prediction(o.calls, raw_text=o.text, parse_failures=o.parse_failures, latency_ms=o.latency_ms,
                            details={"first_call_ms": o.first_call_ms, "prompt_tokens": o.prompt_tokens,
                                     "new_tokens": o.new_tokens, "stop_reason": o.stop_reason,
-                                    "constrained_tokens": o.constrained_tokens, "ungrounded": o.ungrounded,
+                                    "constrained_tokens": o.constrained_tokens, "assists": o.assists,
                                     "tool_events": [{"name": e.call.name, "result": e.result, "simulated": e.simulated,
                                                      "error": e.error, "ms": round(e.ms, 3)} for e in o.tool_events]})
                 for o in outs]
