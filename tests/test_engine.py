@@ -18,9 +18,8 @@ from toolcore.conversation import Conversation, Message
 from toolcore.executors import EXECUTORS, ToolResult
 from toolcore.formats import get_format
 from toolcore.schema import Tool, ToolCall
-from toolcore.tokenize import encode_conversation
 
-from .tiny_models import tiny_llama, tiny_tokenizer
+from .tiny_models import tiny_llama, tiny_tokenizer, train_chats
 
 CITIES = ["Oslo", "Lima", "Rome", "Kyiv"]
 SKIES = ["sunny", "rainy", "cloudy"]
@@ -59,24 +58,7 @@ def episode(city: str, sky: str, tool: Tool = SKY, asked: str = "") -> Conversat
 
 
 def train_tiny(convs: list[Conversation], steps: int = 150):
-    tok = tiny_tokenizer([FMT.render_text(c) for c in convs] * 3, extra_special=FMT.tool_tokens, vocab_size=400)
-    model = tiny_llama(len(tok), hidden=128)   # 64 wide could not learn to copy the city (measured 3/12)
-    data = [encode_conversation(tok, FMT, c) for c in convs]
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    width = max(len(i) for i, _ in data)
-    ids = torch.full((len(data), width), tok.pad_token_id)
-    labels = torch.full((len(data), width), -100)
-    for k, (i, l) in enumerate(data):
-        ids[k, :len(i)], labels[k, :len(l)] = torch.tensor(i), torch.tensor(l)
-    model.train()
-    for _ in range(steps):
-        loss = model(input_ids=ids, labels=labels).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
-    assert loss.item() < 0.2, loss.item()
-    return model, tok
+    return train_chats(convs, FMT, steps=steps)
 
 
 @pytest.fixture(scope="module")

@@ -713,3 +713,52 @@ def test_a_run_on_plan_is_not_shortened():
         guard.on_step_end(None, state, control, lr_scheduler=None)
         assert not control.should_training_stop
     assert guard.end is None and guard.stopped_at is None
+
+
+@pytest.fixture(scope="module")
+def caller(setup):
+    """A tiny llama trained (whole, a few seconds) on 32 generated training conversations: it has learned
+    to open calls, so what the evaluator returns can be compared with what it wrote."""
+    from datasets import load_from_disk
+
+    from toolcore.suites import ConversationReader
+    from .tiny_models import train_chats
+
+    root, data, _ = setup
+    read = ConversationReader()
+    convs = [read(r) for r in load_from_disk(str(data))["train"].select(range(32))]
+    model, tok = train_chats(convs, FMT, steps=100, hidden=64, vocab_size=700, lr=5e-3, max_loss=1.5)
+    folder = root / "caller"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("suite", ["hackathon30", "test split"])
+def test_eval_by_default_returns_the_trained_models_calls_under_the_grammar(setup, caller, tmp_path, suite):
+    """`python -m eval` with no decoding override, on a tiny trained model: every prediction's calls
+    are the calls the model wrote (parsed from its own text), every token inside a call was under the
+    grammar, and no prediction carries an assist record."""
+    import json
+    import subprocess
+    import sys
+
+    root, data, base = setup
+    out = tmp_path / "eval"
+    where = ["suite=hackathon30"] if suite == "hackathon30" else [f"suite={data}", "limit=24"]
+    r = subprocess.run([sys.executable, "-m", "eval", *where, "model=hf", f"model.path={caller}",
+                        "model.format=generic", "model.name=tiny",
+                        "model.generation.max_new_tokens=48", "latency_cases=0", "report=false",
+                        f"output_dir={out}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert len(preds) == 30 if suite == "hackathon30" else len(preds) >= 12
+    written = 0
+    for p in preds:
+        as_written = [c.to_dict() for c in FMT.parse(p["raw_text"]).calls]
+        assert p["predicted_calls"] == as_written, p["id"]
+        assert not p["assists"], p["id"]
+        written += len(as_written)
+    assert written > 0          # the tiny model does call, so the comparison is not between empty lists
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["assists"]["cases_touched"] == 0 and summary["invalid_calls"]["total"] == 0
