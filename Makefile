@@ -86,12 +86,14 @@ demo: $(STAMP)
 	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval
 
-## demo-eval (BFCL_DIR=<folder of BFCL_v*_*.json + possible_answer/> adds the BFCL categories): the demo adapter (constrained calls, the default, and free) beside the base model, the symbolic
-## pre-parser and the router (with the tool detector's veto), on the hackathon 30, the hand-written held-out
-## set and the generated test split
+## demo-eval (BFCL_DIR=<folder of BFCL_v*_*.json + possible_answer/> adds the BFCL categories): the demo adapter
+## under the call grammar alone (the default), free, and with the opt-in assists (ASSISTS), beside the base
+## model, the symbolic pre-parser and the router (with the tool detector's veto), on the hackathon 30, the
+## hand-written held-out set, the not-said-verbatim suite and the generated test split
 TUNED := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
+ASSISTS := model.generation.next_call_p=0.15 model.generation.divert_repeats=true
 demo-eval: $(STAMP)
-	@set -e; for s in hackathon30 handwritten test; do \
+	@set -e; for s in hackathon30 handwritten not_verbatim test; do \
 	  suite=$$s; extra=""; [ $$s = test ] && { suite=data/default; extra="limit=$(DEMO_TEST_CASES)"; }; \
 	  $(PY) -m eval suite=$$suite $$extra model=symbolic output_dir=$(DEMO)/eval/symbolic-$$s; \
 	  [ $$s = handwritten ] || $(PY) -m eval suite=$$suite $$extra model=smollm2 model.generation.max_new_tokens=48 \
@@ -99,6 +101,8 @@ demo-eval: $(STAMP)
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) output_dir=$(DEMO)/eval/tuned-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) model.generation.constrained=false model.name=smollm2-tuned-free \
 	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
+	  $(PY) -m eval suite=$$suite $$extra $(TUNED) $(ASSISTS) model.name=smollm2-tuned-assisted \
+	    output_dir=$(DEMO)/eval/tuned-assisted-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra model=router model.inner.adapter=$(DEMO)/adapter model.inner.name=smollm2-tuned \
 	    model.detector=$(DEMO)/detector output_dir=$(DEMO)/eval/router-$$s; \
 	done
