@@ -16,7 +16,7 @@ It trains in full (not LoRA): a randomly initialised model has nothing for a low
 (SmolLM2-135M under the same tiny tower was tried: 3.2 s a step instead of 0.13, and no faster per step
 to use the image on a colour question, the easiest one.)
 
-What made it learn (stop 33; each measured with right vs shuffled images, see the README's vision part):
+What made it learn (an earlier run; each measured with right vs shuffled images, see docs/vision.md):
   --init 0.1      transformers' N(0, 0.02) suits hidden sizes in the thousands; at 128 the model sits on a
                   plateau where no answer depends on the image (a colour question: learned in 100 steps at
                   0.1, not started after 200 at 0.02; coordinates: nothing in 1,000 steps at 0.02)

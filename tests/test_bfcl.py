@@ -167,7 +167,7 @@ def test_bfcl_types_are_normalised_everywhere():
     out = normalize_schema(schema)
     assert out["type"] == "object"
     props = out["properties"]
-    # a float stays a float for the call (OpenAPI's format; toolcore.schema.declared_floats)
+    # a float stays a float for the model (OpenAPI's format)
     floats = {"type": "number", "format": "float"}
     assert props["x"] == floats and props["p"] == {"type": "array", "items": floats}
     assert props["d"]["type"] == "object"

@@ -89,7 +89,7 @@ def normalize_schema(schema: Any) -> Any:
     props, required = out.get("properties"), out.get("required")
     if isinstance(props, Mapping) and isinstance(required, list):
         out["required"] = [r for r in required if r in props]
-    if out.get("type") == "float":      # kept as OpenAPI writes it, so the call carries floats (declared_floats)
+    if out.get("type") == "float":      # kept as OpenAPI writes it: the model sees that a float is asked for
         out.setdefault("format", "float")
     if "type" in out:
         out["type"] = _json_types(out["type"])

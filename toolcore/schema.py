@@ -256,29 +256,6 @@ def description_noun(desc: str) -> str:
     return text[:1].lower() + text[1:] if not ws[0].isupper() else text
 
 
-def asks_iso_date(spec: Any) -> bool:
-    """A string parameter that takes an ISO date: `format: date`, or a description that says YYYY-MM-DD.
-    The runtime reads such values from the dates a request states (runtime/grounding.py)."""
-    return isinstance(spec, Mapping) and (spec.get("format") == "date" or "yyyy-mm-dd" in str(spec.get("description") or "").lower())
-
-
-def declared_floats(value: Any, spec: Any) -> Any:
-    """`value` with each integer its schema declares a float written as one: a number with OpenAPI's
-    `format: float` or `double` (BFCL's `float` is read so, toolcore.bfcl), also inside arrays and
-    objects. JSON cannot tell 3 from 3.0, but a caller that checks Python types can: BFCL's checker
-    refuses [1, 3] for a list of floats. Anything else is returned as it is."""
-    if not isinstance(spec, Mapping) or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        floats = spec.get("type") == "number" and spec.get("format") in ("float", "double")
-        return float(value) if floats else value
-    if isinstance(value, list) and isinstance(spec.get("items"), Mapping):
-        return [declared_floats(v, spec["items"]) for v in value]
-    if isinstance(value, dict) and isinstance(spec.get("properties"), Mapping):
-        return {k: declared_floats(v, spec["properties"].get(k)) for k, v in value.items()}
-    return value
-
-
 def subschemas(schema: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every schema object in `schema`, outermost first, with its dotted path (for error messages).
     Iterative: a schema nested deeper than Python's recursion limit is still walked."""

@@ -106,7 +106,7 @@ class BudgetGuard(TrainerCallback):
         self.seconds, self.evaluating, self.clock = minutes * 60 * GUARD, evaluating, clock
         # what a window's time is divided by: the tokens trained so far (`work`; a planned step costs
         # `work_per_step` of them on average), or, without `work`, the steps. Length-grouped batches
-        # differ in tokens, and ten steps' time read per step swung the projection: stop 46's run
+        # differ in tokens, and ten steps' time read per step swung the projection: an earlier run
         # moved its end 14 times in 210 steps, 6 back up (between 277 and 341), its learning rate with
         # it; read per token, two runs on that machine moved it 4 and 11 times, 0 and 1 back up
         self.work, self.work_per_step = work, work_per_step if work else 1.0

@@ -60,7 +60,7 @@ class LoraSettings:
     # LoRA on the top N decoder layers only (null: all). Nothing below them trains, so the backward pass
     # stops at the first of them and a step costs less; the new tool tokens' rows still learn, through
     # the output head where it is tied to the embeddings (SmolLM2, Qwen2.5 0.5B), else they keep their
-    # initialisation. Measured on SmolLM2-135M (README, Training): 1.67x the tokens/s with 15 of 30, but
+    # initialisation. Measured on SmolLM2-135M (docs/training.md): 1.67x the tokens/s with 15 of 30, but
     # worse on every suite even with 1.25x the steps (test split 0.796 vs 0.839), so off
     top_layers: int | None = None
 
@@ -115,7 +115,7 @@ class TrainingConfig:
     # (*) what trains. "lora": LoRA matrices (lora.*) plus the new tool tokens' rows; the run writes a
     # small adapter to adapter/. "full": every weight (full fine-tuning); the run writes the whole model
     # to model/ (load it with model.path=<run>/model). causal_lm families only. Full takes a learning rate
-    # about 10x lower than LoRA's. Measured on SmolLM2-135M, the CPU recipe, seed 0 (README, Training):
+    # about 10x lower than LoRA's. Measured on SmolLM2-135M, the CPU recipe, seed 0 (docs/training.md):
     # 1.1x LoRA's time per step, and learning rate 3e-4 over 322 steps was no better than LoRA (test split
     # 0.840 vs 0.849, hand-written set 0.942 vs 0.929, hackathon 30 0.877 vs 0.960), so LoRA stays the default
     method: str = "lora"
@@ -140,9 +140,9 @@ class TrainingConfig:
     save_total_limit: int = 2
     # (*) the weights adapter/ holds when validation runs: "best", the checkpoint with the highest
     # validation score (call F1 on data.eval_cases); "last", the final weights (the scores of every pass
-    # are still recorded). With 32 cases, checkpoints 0.01 apart differ by a third of one case: stop 39's
+    # are still recorded). With 32 cases, checkpoints 0.01 apart differ by a third of one case: an earlier
     # seed-0 run kept step 288 over its last step (0.823 vs 0.813) and the last one was better on every
-    # held-out suite (test split 0.839 vs 0.810; README, Stop 39's rows). One run: "best" stays the default
+    # held-out suite (test split 0.839 vs 0.810). One run: "best" stays the default
     keep_checkpoint: str = "best"
     logging_steps: int = 5
     seed: int = 0
@@ -158,7 +158,7 @@ class TrainingConfig:
     # (*) loss weight of the decision tokens: the first token of each assistant turn (open a call or
     # answer in words) and the token after each call closes (another call or end the turn); the rest
     # weigh 1. Aimed at a 135M adapter's commonest test-split loss, a request's last call left out. 4
-    # against 1 (README, Training): seed 1 hackathon 30 +0.047, hand-written +0.081, test split +0.003,
+    # against 1 (docs/training.md): seed 1 hackathon 30 +0.047, hand-written +0.081, test split +0.003,
     # unseen tools -0.036; seed 0 hackathon 30 -0.053, hand-written -0.008, test split -0.035. Off
     decision_weight: float = 1.0
     # (*) bf16 autocast around forward/backward, weights and optimizer state stay fp32 (family.dtype).

@@ -60,7 +60,7 @@ class GeneralConfig:
     # of values the request says (fibonacci_number(n) for "is 17 prime?"), so only its description tells
     # it apart. BFCL's irrelevance misses of the CPU demo adapter are such tools (a closest-prime tool for
     # "the closest integer to 30", a boiling-point tool for a freezing point); a "multiple" row with one is
-    # the other half of the pair: the right tool offered too, and called. Off by default: at 1.0 (stop 48,
+    # the other half of the pair: the right tool offered too, and called. Off by default: at 1.0 (an earlier run,
     # the same requests, 1,409 of 22,445 training rows offering other tools; three seeds against g41's
     # three) the CPU demo adapter declined no more near misses (BFCL irrelevance 0.750 / 0.700 / 0.750
     # against 0.750 / 0.825 / 0.700) and moved nothing else the same way on every seed (means: hackathon
@@ -71,12 +71,12 @@ class GeneralConfig:
     # ask a tool for knowledge, which a model must call rather than answer from memory. Off by default:
     # at 0.5 the CPU demo adapter (344 and 343 steps) called near-miss tools more (BFCL irrelevance
     # 0.80 -> 0.75, hackathon 30 0.98 -> 0.94) and gained nothing on BFCL multiple (0.500 -> 0.425); at 0.25
-    # (stop 50, seed 0, BFCL's whole files) it declined less but picked the wrong tool more (multiple 0.485 ->
+    # (seed 0, BFCL's whole files) it declined less but picked the wrong tool more (multiple 0.485 ->
     # 0.465, irrelevance 0.8125 -> 0.800, hand-written 0.927 -> 0.863; hackathon 30 0.982 -> 1.000)
     inline_share: float = 0.0
     # share of an enum member's or a year's mentions that leave out the parameter's name ("in Celsius",
     # "in 2020"; never where another parameter of the tool could take the value). Off by default: at 0.35
-    # (stop 43, two seeds against g41's two) the CPU demo adapter left out fewer such values on BFCL but
+    # (two seeds against g41's two) the CPU demo adapter left out fewer such values on BFCL but
     # called more where no tool fits (BFCL irrelevance 0.783 / 0.767 against 0.858 / 0.875) and did not
     # gain on average elsewhere (hand-written 0.917 / 0.780 against 0.879 / 0.888)
     bare_share: float = 0.0

@@ -51,7 +51,7 @@ any ::= str | num | bool | none | anylist | anydict
     # 19 integer digits (int64's width) and 24 after the point (repr writes 0.00012345678901234567), with
     # a two-digit exponent, or one digit before the point and an exponent up to 307 (as repr writes
     # 1.5e+300). The bound on digits is for the model: the GPU adapter read "$1M" as a 1 followed by
-    # zeros until max_new_tokens cut the call off (BFCL multiple_12, stop 42), which lost the whole
+    # zeros until max_new_tokens cut the call off (BFCL multiple_12), which lost the whole
     # call. Both branches bound the digits after the point: a prefix either branch can still finish is
     # allowed, so one unbounded branch would let "1.000..." run on. \u escapes never write a lone
     # surrogate, which the parsers refuse as invalid text: JSON may pair a high surrogate with a low
