@@ -43,6 +43,7 @@ from toolcore.tokenize import encode_continuation, encode_prompt
 from .constrained import keep_only, single_token_id
 from .generation import GenerationConfig
 from .kv_cache import PrefixStore, cast_cache, common_prefix, new_cache
+from .precision import bf16_autocast_allowed
 
 # Families with recurrent state, for the record only: `has_recurrent_state` decides from the model itself
 # (lfm2, lfm2_vl, lfm2_moe, mamba, mamba2, falcon_mamba, jamba, rwkv, recurrent_gemma, zamba, zamba2, bamba...)
@@ -160,6 +161,8 @@ class ToolLoopEngine:
         self.device = next(model.parameters()).device   # inputs are built on the CPU, then moved here
         self.dtype = next(model.parameters()).dtype
         self.cfg = config or GenerationConfig()
+        # bf16 autocast of prefill only where this device computes bf16 natively (runtime/precision.py)
+        self.autocast = bf16_autocast_allowed(self.cfg.autocast, self.device.type, "evaluation prefill")
         self.recurrent = has_recurrent_state(model)
         self.reprefill = self.cfg.continuation == "reprefill" or (self.cfg.continuation == "auto" and self.recurrent)
         self.store = PrefixStore(self.cfg.prefix_cache_tokens) if (
@@ -428,7 +431,7 @@ class ToolLoopEngine:
                 cache.update(keys, values, layer)
         # logits for the last position only: the vocabulary projection of a whole prompt is wasted work
         out = self._forward(input_ids=ids, attention_mask=mask, position_ids=pos, past_key_values=cache,
-                            amp=self.cfg.autocast)
+                            amp=self.autocast)
         cache = out.past_key_values
         if self.store is not None and not self.reprefill:
             for k, s in enumerate(seqs):

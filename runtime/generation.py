@@ -25,8 +25,8 @@ class GenerationConfig:
     # KV of earlier prompts kept for the next ones that start alike (shared system prompt + tools);
     # about 46 kB a token for SmolLM2-135M in fp32; 0 turns it off
     prefix_cache_tokens: int = 4096
-    # bf16 autocast of prompt prefill (CPUs with AVX-512 BF16, GPUs): about 1.7x faster prefill on this
-    # CPU; decoding stays fp32 (under autocast the weights are cast again at every step: slower). Greedy
+    # bf16 autocast of prompt prefill (GPUs, and CPUs with AVX512_BF16 or AMX: elsewhere it is turned off,
+    # saying so; runtime/precision.py): about 1.7x faster prefill on such a CPU; decoding stays fp32 (under autocast the weights are cast again at every step: slower). Greedy
     # outputs drift from fp32 (benchmarks/bench_eval.py --autocast counts how often): off by default
     autocast: bool = False
     # (*) schema-constrained calls: inside a call only tokens that keep it valid for the offered tools

@@ -162,8 +162,9 @@ class TrainingConfig:
     # unseen tools -0.036; seed 0 hackathon 30 -0.053, hand-written -0.008, test split -0.035. Off
     decision_weight: float = 1.0
     # (*) bf16 autocast around forward/backward, weights and optimizer state stay fp32 (family.dtype).
-    # On CPUs with AVX512-BF16/AMX the matmuls run about 2x faster (this machine: 374 vs 182 GFLOP/s;
-    # 1.65x real tokens/s end to end). On CUDA, family.dtype=bfloat16 turns it on by itself.
+    # On CPUs with AVX512-BF16/AMX the matmuls run about 2x faster (374 vs 182 GFLOP/s measured; 1.65x
+    # real tokens/s end to end); on a CPU without them bf16 is emulated and 50x slower, so there it is
+    # turned off with one line saying why (runtime/precision.py). On CUDA, family.dtype=bfloat16 turns it on.
     bf16_autocast: bool = False
     # lfm2_audio only: loss = text_loss_weight * text loss + audio_loss_weight * audio loss (each a mean
     # over the assistant's supervised text tokens / spoken-answer audio frames)

@@ -28,10 +28,11 @@ from toolcore.errors import ToolkitError
 from toolcore.files import folder_written_atomically, write_text_atomic
 from toolcore.formats import get_format
 from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, resolve_model_path
+from runtime.precision import bf16_autocast_allowed
 from toolcore.run_record import write_family_record
 
 from .config import TrainConfig
-from .budget import BudgetGuard, check_budget, seconds_per_token, steps_within
+from .budget import CALIBRATION_BATCHES, BudgetGuard, check_budget, seconds_per_token, steps_within
 from .data import Collator, data_hash, eval_cases, tokenize_split
 from .run_folder import claim_run_folder, job_output_dir, latest_checkpoint, write_config
 from .tokens import add_tool_tokens
@@ -163,7 +164,8 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         remove_unused_columns=False, use_cpu=not cuda,
         ddp_backend="gloo" if not cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1 else None,
         ddp_find_unused_parameters=False, activation_checkpointing=t.gradient_checkpointing,
-        bf16=t.bf16_autocast or (dtype == "bfloat16" and cuda), dataloader_num_workers=0, save_only_model=False,
+        bf16=bf16_autocast_allowed(t.bf16_autocast, "cuda" if cuda else "cpu", "training") or (dtype == "bfloat16" and cuda),
+        dataloader_num_workers=0, save_only_model=False,
     )
     trainer = ToolTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=train_ds.select(range(1)),
                           data_collator=Collator(tok.pad_token_id, t.pad_to_multiple_of), processing_class=tok, fmt=fmt, f1_cases=cases,
@@ -232,6 +234,8 @@ def fit_budget(trainer: Any, train_ds: Any, cfg: TrainConfig, out: Path, evaluat
         budget = json.loads(record.read_text())
     else:
         ceiling = len(train_ds) // rows_per_step
+        print(f"time budget: timing {CALIBRATION_BATCHES} forward/backward passes of batch {t.batch_size} on this machine "
+              f"({'bf16 autocast' if trainer.args.bf16 else 'fp32'})", flush=True)
         per_token = seconds_per_token(trainer, train_ds, t.batch_size, bf16=trainer.args.bf16, seed=t.seed)
         steps = steps_within(train_ds["length"], per_token, t.time_budget_minutes, rows_per_step,
                              min(t.max_steps, ceiling) if t.max_steps > 0 else ceiling)

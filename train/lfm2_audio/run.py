@@ -33,6 +33,7 @@ from toolcore.formats import get_format
 from ..config import TrainConfig
 from ..run import fit, prepare_run, write_run_files
 from runtime.lfm2_audio import load_model, load_processor, resolve_dtype
+from runtime.precision import bf16_autocast_allowed
 from runtime.lfm2_audio.chat import checkpoint_config, make_mapper
 
 from .data import AudioCollator, model_input, preprocess_split, speech_cases
@@ -230,7 +231,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         train_sampling_strategy="group_by_length" if t.group_by_length else "random", length_column_name="length",
         remove_unused_columns=False, use_cpu=not cuda,
         ddp_backend="gloo" if not cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1 else None,
-        ddp_find_unused_parameters=False, bf16=t.bf16_autocast or (dtype == torch.bfloat16 and cuda),
+        ddp_find_unused_parameters=False, bf16=bf16_autocast_allowed(t.bf16_autocast, "cuda" if cuda else "cpu", "training") or (dtype == torch.bfloat16 and cuda),
         dataloader_num_workers=0, save_only_model=False,
     )
     trainer = _trainer_class()(

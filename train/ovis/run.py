@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from runtime.precision import bf16_autocast_allowed
 from toolcore.errors import ToolkitError
 from toolcore.files import folder_written_atomically
 from toolcore.hub import resolve_model_path
@@ -80,7 +81,8 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
         remove_unused_columns=False, use_cpu=not cuda,
         ddp_backend="gloo" if not cuda and int(os.environ.get("WORLD_SIZE", "1")) > 1 else None,
         ddp_find_unused_parameters=False, activation_checkpointing=t.gradient_checkpointing,
-        bf16=t.bf16_autocast or (cfg.family.dtype in ("bfloat16", "auto") and cuda), dataloader_num_workers=0,
+        bf16=bf16_autocast_allowed(t.bf16_autocast, "cuda" if cuda else "cpu", "training")
+        or (cfg.family.dtype in ("bfloat16", "auto") and cuda), dataloader_num_workers=0,
     )
     trainer = Trainer(model=model, args=args, train_dataset=train_ds, data_collator=collator,
                       callbacks=extra_callbacks or [])
