@@ -83,3 +83,22 @@ def test_toolkit_cause_walks_the_chain():
     except RuntimeError as outer:
         assert toolkit_cause(outer) is inner
     assert toolkit_cause(RuntimeError("plain")) is None
+
+
+@pytest.mark.parametrize("stage,override,meant", [
+    ("eval", "modle=symbolic", "model"),
+    ("eval", "model.generation.tempreature=0.2", "model.generation.temperature"),
+    ("eval", "model.temperature=0.2", "model.generation.temperature"),      # the right key under another parent
+    ("train", "trainig.max_steps=3", "training.max_steps"),
+])
+def test_a_misspelt_key_gets_the_closest_real_keys(stage, override, meant):
+    """Not Hydra's advice to append it with `+`: a key no code reads would be added."""
+    extra = ["model=smollm2"] if "generation" in override or override.startswith("model.") else []
+    err = one_line_error(run(stage, *extra, override))
+    assert f"did you mean {meant}" in err and "+" not in err.split("(fix:")[0].split(":", 2)[-1]
+    assert "To append" not in err
+
+
+def test_the_server_without_a_model_says_how_to_name_one():
+    err = one_line_error(run("serve"))
+    assert "field 'model'" in err and "python -m serve model=" in err

@@ -91,11 +91,55 @@ def check_overrides(config_name: str, overrides: list[str]) -> str | None:
         what = f"override '{bad}'" if bad else "overrides"
         hint = ""
         if "not in struct" in str(e) or "Could not override" in str(e):
-            hint = f" (fix: check the key name; `python -m {entry_module(config_name)} --cfg job` prints every key)"
-        return f"configs/{config_name}.yaml: {what}: {one_line(e)}{hint}"
+            key = bad.split("=")[0].lstrip("+~") if bad else ""
+            close = close_keys(config_name, [o for o in plain if o != bad], key) if key else []
+            hint = (f" (fix: did you mean {' or '.join(close)}? `python -m {entry_module(config_name)} --cfg job` "
+                    "prints every key)") if close else \
+                f" (fix: check the key name; `python -m {entry_module(config_name)} --cfg job` prints every key)"
+        # Hydra's advice to append with `+key` would add a key no code reads: the key name is what is wrong
+        text = "; ".join(part for part in one_line(e).split("; ") if not part.startswith("To append to your config"))
+        return f"configs/{config_name}.yaml: {what}: {text}{hint}"
     finally:
         GlobalHydra.instance().clear()
     return None
+
+
+def config_keys(node: Any, prefix: str = "") -> list[str]:
+    """Every dotted key of a composed config, values left unresolved."""
+    from omegaconf import DictConfig
+
+    keys = []
+    for k in node.keys() if isinstance(node, DictConfig) else []:
+        full = f"{prefix}{k}"
+        keys.append(full)
+        child = node._get_node(k)
+        if isinstance(child, DictConfig) and not child._is_missing() and not child._is_none():
+            keys += config_keys(child, full + ".")
+    return keys
+
+
+def close_keys(config_name: str, overrides: list[str], key: str, n: int = 3) -> list[str]:
+    """The real keys closest to a misspelt `key`: among its siblings first (`model.generation.tempreature`
+    -> `model.generation.temperature`), then anywhere. [] where the rest does not compose either."""
+    import difflib
+
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            keys = [k for k in config_keys(compose(config_name=config_name, overrides=overrides))
+                    if not k.startswith("hydra")]
+    except Exception:
+        return []
+    finally:
+        GlobalHydra.instance().clear()
+    parent, _, name = key.rpartition(".")
+    siblings = {k.rpartition(".")[2]: k for k in keys if k.rpartition(".")[0] == parent}
+    near = [siblings[m] for m in difflib.get_close_matches(name, list(siblings), n=n, cutoff=0.78)]
+    anywhere = {k.rpartition(".")[2]: k for k in keys}        # a key put under the wrong parent
+    return near or [anywhere[m] for m in difflib.get_close_matches(name, list(anywhere), n=n, cutoff=0.85)]
 
 
 def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
