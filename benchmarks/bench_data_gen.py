@@ -8,7 +8,7 @@ Printed, all measured in this run:
   * where the time goes, stage by stage;
   * all cores at once (one process per core on disjoint attempt ranges): the machine's own limit for
     this workload, and the parallel efficiency against N x the single-process rate;
-  * schema-driven rows alone (general.share=1.0: library tools known only by their schema, every BFCL
+  * schema-driven rows alone (schema_data.share=1.0: library tools known only by their schema, every BFCL
     shape, masking), per core, with their rejections by reason.
 """
 
@@ -47,9 +47,9 @@ def timed_run(start: int, attempts: int, cfg: DataGenConfig | None = None) -> tu
 
 def schema_driven_run(attempts: int) -> tuple[float, int, Counter]:
     """Verified schema-driven conversations (data_gen/schema_driven) in one process."""
-    from data_gen.schema_driven.config import GeneralConfig
+    from data_gen.schema_driven.config import SchemaDataConfig
 
-    return timed_run(0, attempts, DataGenConfig(general=GeneralConfig(share=1.0)))
+    return timed_run(0, attempts, DataGenConfig(schema_data=SchemaDataConfig(share=1.0)))
 
 
 def stage_breakdown(gen: Generator, attempts: int) -> dict[str, float]:
@@ -135,7 +135,7 @@ def main() -> None:
     console.print(f"[dim]wall time of the {cores}-process run: {wall:.1f}s[/dim]")
 
     sd_seconds, sd_kept, sd_rejections = schema_driven_run(args.attempts)
-    sd = Table(title=f"schema-driven rows only (general.share=1.0), {args.attempts} attempts, one process")
+    sd = Table(title=f"schema-driven rows only (schema_data.share=1.0), {args.attempts} attempts, one process")
     sd.add_column("measure")
     sd.add_column("value", justify="right")
     sd.add_row("verified conv/s per core", f"{sd_kept / sd_seconds:,.0f}")

@@ -13,7 +13,7 @@ from toolcore.errors import ToolkitError
 from toolcore.formats import FORMATS
 from toolcore.suites import BUILTIN_SUITES
 
-from .schema_driven.config import GeneralConfig
+from .schema_driven.config import SchemaDataConfig
 from .surface import SurfaceConfig
 
 SPLITS = ("train", "validation", "test")
@@ -55,7 +55,7 @@ class DataGenConfig:
     surface: SurfaceConfig = field(default_factory=SurfaceConfig)
     # (*) schema-driven rows: tools with no `generation` section (a programmatic library of hundreds,
     # and yours from tool_paths) in every BFCL shape; see data_gen/schema_driven/config.py
-    general: GeneralConfig = field(default_factory=GeneralConfig)
+    schema_data: SchemaDataConfig = field(default_factory=SchemaDataConfig)
     # formats every call must round-trip through (render -> parse)
     verify_formats: list[str] = field(default_factory=lambda: list(FORMATS))
     # eval suites (built-in names or JSONL paths) no utterance may overlap with; default: every built-in

@@ -58,10 +58,10 @@ class Generator:
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)
         self.decontam = Decontaminator.from_suites(cfg.decontaminate_against, cfg.ngram)
-        self.general = None          # schema-driven rows (data_gen.schema_driven), a share of the attempts
-        if cfg.general.share > 0:
+        self.schema_data = None          # schema-driven rows (data_gen.schema_driven), a share of the attempts
+        if cfg.schema_data.share > 0:
             from .schema_driven.source import GeneralSource
-            self.general = GeneralSource(cfg, registry, self.vocab)
+            self.schema_data = GeneralSource(cfg, registry, self.vocab)
         # the split of attempt i is fixed by i: a cycle of 1000 slots shared out by the split shares
         cycle, bounds, acc = 1000, [], 0.0
         for s in SPLITS:
@@ -74,13 +74,13 @@ class Generator:
 
     def attempt(self, i: int, seen: set[str]) -> tuple[dict[str, Any] | None, str | None]:
         split = self.split_for(i)
-        general = self.general is not None and self.general.takes(i)
+        general = self.schema_data is not None and self.schema_data.takes(i)
         rng = random.Random(self.cfg.seed * 1_000_003 + i)
         try:
-            draft = self.general.build(i, split != "train") if general else self.composer.build(rng, eval_pool=split != "train")
+            draft = self.schema_data.build(i, split != "train") if general else self.composer.build(rng, eval_pool=split != "train")
         except Rejected as r:
             return None, r.reason
-        check = self.general.check if general else self.verifier.check
+        check = self.schema_data.check if general else self.verifier.check
         reason = check(draft) or self.decontam.reason(draft.user_text)
         if reason:
             return None, reason
@@ -121,8 +121,8 @@ def make_block(gen: Generator, work: Path, k: int, seen: set[str]) -> tuple[list
             stats[reason] += 1
         else:
             shard.append(rec)
-    if gen.general is not None:
-        stats.update(gen.general.drain())   # teacher outcomes: not rejections, split off in the manifest
+    if gen.schema_data is not None:
+        stats.update(gen.schema_data.drain())   # teacher outcomes: not rejections, split off in the manifest
     write_text_atomic(stats_path, json.dumps(dict(stats)))
     write_text_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in shard))
     return shard, stats
@@ -260,6 +260,6 @@ def build_manifest(cfg: DataGenConfig, gen: Generator, records: list[dict], by_s
         "decontamination": decontamination_counts(rejections, cfg.decontaminate_against, cfg.ngram),
         "seconds": seconds,
         "conversations_per_second": round(rate, 1) if rate else None,
-        "general": gen.general.manifest(records, teacher) if gen.general is not None else None,
+        "schema_data": gen.schema_data.manifest(records, teacher) if gen.schema_data is not None else None,
         "config": cfg.as_dict(),
     }

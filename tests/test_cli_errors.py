@@ -102,3 +102,13 @@ def test_a_misspelt_key_gets_the_closest_real_keys(stage, override, meant):
 def test_the_server_without_a_model_says_how_to_name_one():
     err = one_line_error(run("serve"))
     assert "field 'model'" in err and "python -m serve model=" in err
+
+
+def test_a_renamed_key_names_its_new_name():
+    err = one_line_error(run("data_gen", "general.share=1.0"))
+    assert "'general' is now 'schema_data'" in err and "schema_data.share=1.0" in err
+
+
+def test_train_without_a_recipe_or_a_length_is_refused_not_run_for_hours():
+    err = one_line_error(run("train"))
+    assert "training.epochs" in err and "+recipe=smollm2_cpu_lora" in err

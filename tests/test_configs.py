@@ -46,7 +46,7 @@ def test_recipe_composes_and_starts_with_its_command(recipe):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_composes(family):
-    overrides = [f"family={family}"] + (["family.path=/some/model"] if family == "hf" else [])
+    overrides = [f"family={family}", "training.max_steps=8"] + (["family.path=/some/model"] if family == "hf" else [])
     cfg = OmegaConf.to_object(load("train", overrides))
     assert cfg.family.format and cfg.family.lora_targets
 
@@ -91,9 +91,9 @@ def test_bad_combinations_fail_at_parse_time():
     with pytest.raises(ToolkitError, match="max_steps"):
         OmegaConf.to_object(load("train", ["training.max_steps=-1", "training.epochs=0"]))
     with pytest.raises(ToolkitError, match="data.category_weights"):
-        OmegaConf.to_object(load("train", ["++data.category_weights={single: 1, multi2: -1}"]))
+        OmegaConf.to_object(load("train", ["training.max_steps=8", "++data.category_weights={single: 1, multi2: -1}"]))
     with pytest.raises(ToolkitError, match="pad_to_multiple_of"):
-        OmegaConf.to_object(load("train", ["training.pad_to_multiple_of=0"]))
+        OmegaConf.to_object(load("train", ["training.max_steps=8", "training.pad_to_multiple_of=0"]))
 
 
 def test_generation_settings_come_from_the_engine_dataclass_and_a_misspelt_one_fails():

@@ -73,7 +73,7 @@ def run(tmp_path: Path, source, name: str = "out", **kw) -> dict:
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TOOLCALL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOOLKIT_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture(scope="module")
@@ -356,7 +356,7 @@ def test_train_cli_on_a_users_openai_file(generated, tiny_base, tmp_path):
     cmd = [sys.executable, "-m", "train", "+recipe=smollm2_cpu_lora", f"family.path={tiny_base}",
            f"data.path={users_file}", "training.max_steps=2", "training.batch_size=2", "data.eval_cases=2",
            "training.eval_max_new_tokens=8", "training.bf16_autocast=false", f"output_dir={out}", "wandb_mode=disabled"]
-    env = dict(os.environ, TOOLCALL_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    env = dict(os.environ, TOOLKIT_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())

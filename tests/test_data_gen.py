@@ -45,7 +45,7 @@ def test_dataset_shape_and_manifest(dataset):
     assert set(total["by_num_calls"]) == {"0", "1", "2", "3"}
     # every generated tool is present (beside them: the schema-driven rows' tools, data_gen/schema_driven)
     assert set(manifest["tools_generated"]) <= set(total["by_tool"])
-    assert manifest["general"]["rows"] > 0
+    assert manifest["schema_data"]["rows"] > 0
     assert "crop" in manifest["tools_without_generation"]
     assert manifest["decontamination"]["against"] == ["hackathon30", "handwritten"]   # every built-in suite
     assert manifest["code_version"]["code_hash"] and manifest["seed"] == 0

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from data_gen.compose import Rejected
 from data_gen.config import DataGenConfig
 from data_gen.generate import generate
-from data_gen.schema_driven.config import GeneralConfig, TeacherConfig
+from data_gen.schema_driven.config import SchemaDataConfig, TeacherConfig
 from data_gen.schema_driven.episodes import EpisodeBuilder, check, grounding_problem, kinds_said, near, prepare
 from data_gen.schema_driven.library import LibTool, build_library, check_disjoint, name_key, unseen_library
 from data_gen.schema_driven.realise import mention, value_pieces
@@ -36,7 +36,7 @@ FMTS = [get_format(f) for f in FORMATS]
 
 
 def source(**general) -> GeneralSource:
-    cfg = DataGenConfig(general=GeneralConfig(**{"share": 1.0, **general}))
+    cfg = DataGenConfig(schema_data=SchemaDataConfig(**{"share": 1.0, **general}))
     return GeneralSource(cfg, load_registry(), load_vocabulary())
 
 
@@ -166,7 +166,7 @@ def test_parameters_said_alike_are_named_or_said_with_their_own_direction():
 
 
 def test_a_choice_or_a_year_is_said_bare_only_when_asked_and_never_where_another_parameter_could_take_it():
-    """"in Celsius", "in 2020": with general.bare_share, people say a choice or a year without its
+    """"in Celsius", "in 2020": with schema_data.bare_share, people say a choice or a year without its
     parameter's name, and the call still carries it. Not where another choice of the tool has that
     member, or another number could be the year."""
     weather = prepare(Tool("get_weather", "Get the weather for a city", {"type": "object", "properties": {
@@ -351,10 +351,10 @@ def test_end_to_end_with_only_user_tools_and_no_generation_section(tmp_path):
             "artist": {"type": "string", "description": "Performing artist"},
             "seats": {"type": "integer", "description": "How many seats"}}, "required": ["artist", "seats"]}}))
     cfg = DataGenConfig(output_dir=str(tmp_path / "ds"), num_conversations=120, shard_size=60, tool_paths=[str(tools)],
-                        general=GeneralConfig(share=1.0, library_size=0, bfcl_paths=[]))
+                        schema_data=SchemaDataConfig(share=1.0, library_size=0, bfcl_paths=[]))
     manifest = generate(cfg, progress=False)
     dd = load_from_disk(cfg.output_dir)
-    g = manifest["general"]
+    g = manifest["schema_data"]
     assert g["rows"] == 120 and g["by_source"] == {"builtin": 0, "user": 120}
     assert sorted(g["user_tools"]) == ["buy-tickets", "set_lights"]
     assert set(g["by_shape"]) == {"simple", "multiple", "parallel", "parallel_multiple", "irrelevance"}
@@ -372,9 +372,9 @@ def test_end_to_end_with_only_user_tools_and_no_generation_section(tmp_path):
 
 def test_mixed_dataset_counts_both_sources(tmp_path):
     cfg = DataGenConfig(output_dir=str(tmp_path / "mix"), num_conversations=200, shard_size=100,
-                        general=GeneralConfig(share=0.4))
+                        schema_data=SchemaDataConfig(share=0.4))
     m = generate(cfg, progress=False)
-    g = m["general"]
+    g = m["schema_data"]
     assert g["by_source"]["builtin"] > 60 and g["by_source"]["library"] > 40
     assert sum(g["by_shape"].values()) == g["rows"]
     assert g["library_size"] == 400 and len(g["library_by_domain"]) >= 15
@@ -393,16 +393,16 @@ def test_bfcl_questions_are_decontaminated(tmp_path, drafts):
 
 
 def test_bad_config_and_bad_user_tools_are_named(tmp_path):
-    with pytest.raises(ToolkitError, match="general.shapes"):
-        GeneralConfig(shapes={"poetry": 1.0})
-    with pytest.raises(ToolkitError, match="general.lookalike"):
-        GeneralConfig(lookalike=1.5)
+    with pytest.raises(ToolkitError, match="schema_data.shapes"):
+        SchemaDataConfig(shapes={"poetry": 1.0})
+    with pytest.raises(ToolkitError, match="schema_data.lookalike"):
+        SchemaDataConfig(lookalike=1.5)
     with pytest.raises(ToolkitError, match="teacher"):
-        GeneralConfig(teacher=TeacherConfig(url="http://127.0.0.1:1/v1"))
+        SchemaDataConfig(teacher=TeacherConfig(url="http://127.0.0.1:1/v1"))
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: f\ndescription: x\nparameters:\n  type: object\n  properties:\n"
                    "    blob: {type: object, description: anything}\n  required: [blob]\n")
-    cfg = DataGenConfig(tool_paths=[str(bad)], general=GeneralConfig(share=1.0, library_size=0))
+    cfg = DataGenConfig(tool_paths=[str(bad)], schema_data=SchemaDataConfig(share=1.0, library_size=0))
     with pytest.raises(ToolkitError, match=r"bad.yaml.*f.parameters"):
         GeneralSource(cfg, load_registry([str(bad)]), load_vocabulary())
 
@@ -470,9 +470,9 @@ def test_teacher_rewrites_are_verified_again(teacher_server):
 
 def test_teacher_counts_land_in_the_manifest(tmp_path, teacher_server):
     cfg = DataGenConfig(output_dir=str(tmp_path / "t"), num_conversations=30, shard_size=20, verify_formats=["qwen3"],
-                        general=GeneralConfig(share=1.0, teacher=TeacherConfig(url=teacher_server, model="m", share=1.0)))
+                        schema_data=SchemaDataConfig(share=1.0, teacher=TeacherConfig(url=teacher_server, model="m", share=1.0)))
     m = generate(cfg, progress=False)
-    t = m["general"]["teacher"]
+    t = m["schema_data"]["teacher"]
     assert t["teacher:accepted"] > 0 and t["teacher:rejected:ungrounded"] > 0
     assert not any(k.startswith("teacher:") for k in m["rejections"])
 
@@ -532,7 +532,7 @@ def test_any_schema_gives_verified_rows_or_counted_rejections(props, required, n
         return
     other = prepare(Tool("zz_other", "Get the time in a city", {"type": "object", "properties": {
         "city": {"type": "string", "description": "City"}}, "required": ["city"]}), "other", "zz", "library")
-    builder = EpisodeBuilder(sampler, SurfaceConfig(), shapes=GeneralConfig().shapes, max_offered=3,
+    builder = EpisodeBuilder(sampler, SurfaceConfig(), shapes=SchemaDataConfig().shapes, max_offered=3,
                              optional_share=0.5, mask_share=0.3, spoken_share=0.1, aliases=sampler.alias)
     rng = random.Random(seed)
     for _ in range(4):

@@ -74,8 +74,24 @@ def config_error_line(config_name: str, exc: BaseException) -> str:
     return f"configs/{config_name}.yaml: " + (f"field '{key}': " if key else "") + f"{first} (fix: {fix})"
 
 
+# config keys that were renamed: an override of the old name is refused naming the new one
+RENAMED = {"data_gen": {"general": "schema_data"}}
+
+
+def renamed_key(config_name: str, overrides: list[str]) -> str | None:
+    for o in overrides:
+        key = o.split("=")[0].lstrip("+~")
+        for old, new in RENAMED.get(config_name, {}).items():
+            if key == old or key.startswith(old + "."):
+                return (f"configs/{config_name}.yaml: override '{o}': '{old}' is now '{new}' "
+                        f"(fix: {new + key[len(old):]}={o.partition('=')[2]})")
+    return None
+
+
 def check_overrides(config_name: str, overrides: list[str]) -> str | None:
     """Compose once; return a one-line problem description, or None when the overrides are fine."""
+    if problem := renamed_key(config_name, overrides):
+        return problem
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 

@@ -25,6 +25,11 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def cache_dir() -> Path:
+    """The toolkit's one cache folder (converted models, converted data, spoken suites): $TOOLKIT_CACHE,
+    else $XDG_CACHE_HOME/toolcall-toolkit, else ~/.cache/toolcall-toolkit."""
+    if os.environ.get("TOOLCALL_CACHE") and not os.environ.get("TOOLKIT_CACHE"):
+        raise ToolkitError("TOOLCALL_CACHE is no longer read", field="TOOLCALL_CACHE",
+                           fix="set TOOLKIT_CACHE instead (one cache variable for every stage)")
     root = os.environ.get("TOOLKIT_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "toolcall-toolkit")
     return Path(root)

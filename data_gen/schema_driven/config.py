@@ -1,9 +1,9 @@
-"""The `general:` block of data_gen's config: training data for tools known only by their schema.
+"""The `schema_data:` block of data_gen's config: training data for tools known only by their schema.
 This dataclass is the documentation; fields marked (*) are the ones people usually change.
 
-    python -m data_gen general.share=0.5                         # half the rows from the tool library
-    python -m data_gen general.share=1.0 general.library_size=0 tool_paths=[my_tools/]   # only your tools
-    python -m data_gen general.teacher.url=http://127.0.0.1:8000/v1 general.teacher.model=my-model
+    python -m data_gen schema_data.share=0.5                         # half the rows from the tool library
+    python -m data_gen schema_data.share=1.0 schema_data.library_size=0 tool_paths=[my_tools/]   # only your tools
+    python -m data_gen schema_data.teacher.url=http://127.0.0.1:8000/v1 schema_data.teacher.model=my-model
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class TeacherConfig:
 
 
 @dataclass
-class GeneralConfig:
+class SchemaDataConfig:
     # (*) share of conversations drawn from schema-driven tools (the library below plus every tool in
     # `tool_paths` with no `generation` section). 0.3 by default: enough rows that the model learns to
     # read a schema it has not seen (hundreds of tools, 5 shapes, masking), while the built-in tools,
@@ -92,7 +92,7 @@ class GeneralConfig:
 
     def __post_init__(self) -> None:
         def bad(name: str, msg: str, fix: str | None = None) -> ToolkitError:
-            return ToolkitError(msg, file="configs/data_gen.yaml", field=f"general.{name}", fix=fix)
+            return ToolkitError(msg, file="configs/data_gen.yaml", field=f"schema_data.{name}", fix=fix)
 
         for name in ("share", "mask_share", "optional_share", "hard_irrelevance", "inline_share", "bare_share",
                      "lookalike"):
@@ -111,4 +111,4 @@ class GeneralConfig:
             raise bad("max_offered", "must be within [1, 32]")
         if bool(self.teacher.url) != bool(self.teacher.model):
             raise bad("teacher.model" if self.teacher.url else "teacher.url", "teacher needs both url and model",
-                      "set general.teacher.url=http://host:port/v1 and general.teacher.model=<name>")
+                      "set schema_data.teacher.url=http://host:port/v1 and schema_data.teacher.model=<name>")

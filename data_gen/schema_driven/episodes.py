@@ -1,6 +1,6 @@
 """Conversations in every shape BFCL tests, for tools known only by their schema, and their checks.
 
-Shapes (weights in `general.shapes`):
+Shapes (weights in `schema_data.shapes`):
   simple             one tool offered, one call
   multiple           2..max_offered tools offered (a same-domain one among them half the time), one fits
   parallel           the same tool 2-3 times ("... in Paris, and the same for Rome")

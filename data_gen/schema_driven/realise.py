@@ -7,7 +7,7 @@ factorial of a number"), or the tool's name read as words ("convert_currency" ->
 Each mentioned parameter becomes a short phrase built from its Kind: a direction word where its name
 has one ("from USD", "to EUR"), a preposition its kind takes ("in Paris", "on March 14, 2026", "at
 2:30 PM"), or its noun from the name/description ("with amount 250", "priority: high", "using 3 as
-the number of guests"); with `general.bare_share` an enum member or a year is sometimes said bare ("in
+the number of guests"); with `schema_data.bare_share` an enum member or a year is sometimes said bare ("in
 Celsius", "in 2020"), unless another parameter of the tool could take it. Parameters come in a random
 order, free text (a message, a query) last.
 
@@ -75,7 +75,7 @@ KIND_MENTION = {
     "message": ["saying {v}", "that says {v}", "{n}: {v}"], "email": ["to {v}", "{n} {v}", "at {v}"],
     "room": ["in the {v}", "{n} {v}"], "airport": ["at {v}", "{n} {v}"], "team": ["for the {v}", "{n} {v}"],
 }
-# with `bare` (general.bare_share): an enum member or a year said on its own ("in Celsius", "in 2020"), as
+# with `bare` (schema_data.bare_share): an enum member or a year said on its own ("in Celsius", "in 2020"), as
 # people say them; only where no other parameter of the tool could take it (`tell_apart`), and the
 # member is a word that names something ("2", "all" do not)
 BARE_ENUM = ["{v}", "in {v}", "with {v}", "using {v}", "as {v}"]

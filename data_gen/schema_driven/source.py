@@ -1,6 +1,6 @@
 """The schema-driven rows of a data_gen run: which attempts are theirs, how one is built and checked,
 and their part of the manifest. `data_gen.generate.Generator` holds one `GeneralSource` when
-`general.share > 0` and hands it the attempts it `takes`; everything else (splits, shards,
+`schema_data.share > 0` and hands it the attempts it `takes`; everything else (splits, shards,
 resumption, decontamination against the eval suites, deduplication, records) stays the generator's.
 
 Attempt i is schema-driven when a hash of (seed, i) falls under the share, and draws from its own RNG
@@ -39,7 +39,7 @@ def bfcl_files(paths: list[str]) -> list[Path]:
             out += [f for f in sorted(p.glob("*.json")) if is_bfcl_file(f)]
         elif p.is_file():
             if not is_bfcl_file(p):
-                raise ToolkitError("not a BFCL question file", file=str(p), field="general.bfcl_paths",
+                raise ToolkitError("not a BFCL question file", file=str(p), field="schema_data.bfcl_paths",
                                    fix="point it at BFCL_v*.json question files or their folder")
             out.append(p)
     return out
@@ -53,7 +53,7 @@ def user_tools(registry: ToolRegistry) -> list:
 
 class GeneralSource:
     def __init__(self, cfg: Any, registry: ToolRegistry, vocab: Vocabulary):
-        g = self.g = cfg.general
+        g = self.g = cfg.schema_data
         self.seed, self.holdout = cfg.seed, cfg.holdout
         library = build_library(g.library_size, g.library_seed) if g.library_size else []
         check_disjoint(library, unseen_library())      # the unseen-tool eval suite must stay unseen
@@ -67,9 +67,9 @@ class GeneralSource:
             self._add(prepared, t, f"user:{t.name}", t.name, "user")
         if not prepared:
             raise ToolkitError("no tool to make schema-driven data for", file="configs/data_gen.yaml",
-                               field="general.library_size",
-                               fix="set general.library_size > 0, add tools without `generation` to tool_paths, "
-                                   "or set general.share=0")
+                               field="schema_data.library_size",
+                               fix="set schema_data.library_size > 0, add tools without `generation` to tool_paths, "
+                                   "or set schema_data.share=0")
         self.library = library
         # whole families held out by hash, like phrasings and values: the eval splits ask for tools never trained on
         held = [p for p in prepared if p.source == "library" and stable_fraction("family:" + p.family) < self.holdout]

@@ -29,8 +29,8 @@ class Teacher:
         try:
             import openai
         except ImportError as e:
-            raise ToolkitError("the teacher needs the openai client", field="general.teacher.url",
-                               fix="pip install openai, or leave general.teacher.url empty") from e
+            raise ToolkitError("the teacher needs the openai client", field="schema_data.teacher.url",
+                               fix="pip install openai, or leave schema_data.teacher.url empty") from e
         self.cfg = cfg
         self.client = openai.OpenAI(base_url=cfg.url, api_key=os.environ.get(cfg.api_key_env) or "not-needed",
                                     timeout=cfg.timeout, max_retries=0)

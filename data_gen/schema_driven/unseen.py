@@ -29,7 +29,7 @@ from toolcore.vocab import load_vocabulary
 
 from ..compose import Rejected
 from ..surface import SurfaceConfig
-from .config import GeneralConfig
+from .config import SchemaDataConfig
 from .episodes import EpisodeBuilder, check, prepare
 from .library import build_library, check_disjoint, unseen_library
 from .samplers import Sampler
@@ -41,7 +41,7 @@ def build_cases(n: int, seed: int = 0, *, library_size: int = 400, library_seed:
     check_disjoint(build_library(library_size, library_seed), unseen)
     tools = [prepare(t.tool, t.domain, t.family, "unseen") for t in unseen]
     sampler = Sampler(load_vocabulary(), holdout)
-    defaults = GeneralConfig()
+    defaults = SchemaDataConfig()
     builder = EpisodeBuilder(sampler, SurfaceConfig(), shapes=shapes or defaults.shapes,
                              max_offered=defaults.max_offered, optional_share=defaults.optional_share,
                              mask_share=0.0, spoken_share=0.0, aliases=sampler.alias,
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="data/unseen_tools.jsonl")
     ap.add_argument("--cases", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--library-size", type=int, default=GeneralConfig().library_size,
-                    help="the training library it must be disjoint from (general.library_size)")
+    ap.add_argument("--library-size", type=int, default=SchemaDataConfig().library_size,
+                    help="the training library it must be disjoint from (schema_data.library_size)")
     args = ap.parse_args(argv)
     try:
         if args.cases <= 0:

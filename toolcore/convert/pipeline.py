@@ -4,7 +4,7 @@
 `convert(cfg)` writes `cfg.output_dir` (the `python -m data_gen.convert` CLI). `resolve_dataset(source)`
 is what train (`data.path`, `data.mix`) and eval (`suite=`) call: a toolkit dataset folder is returned
 as it is; anything else is converted once, with the default settings, into a cache folder named by the
-source's content hash and the settings (`$TOOLCALL_CACHE`, default ~/.cache/toolcall-toolkit), so a
+source's content hash and the settings (`$TOOLKIT_CACHE`, default ~/.cache/toolcall-toolkit), so a
 later run, and the other stage, reuse the very same splits.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 import time
@@ -228,7 +227,9 @@ def convert(cfg: ConvertConfig, *, progress: bool = False) -> dict[str, Any]:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("TOOLCALL_CACHE") or Path.home() / ".cache" / "toolcall-toolkit") / "converted"
+    from ..hub import cache_dir
+
+    return cache_dir() / "converted"
 
 
 _RESOLVED: dict[tuple, Path] = {}
