@@ -106,3 +106,13 @@ def test_generation_settings_come_from_the_engine_dataclass_and_a_misspelt_one_f
         load("eval", ["model=smollm2", "model.generation.next_call_prob=0.1"])
     with pytest.raises(Exception, match="batch_size"):
         load("eval", ["model=smollm2", "model.generation.batch_size=many"])
+
+
+def test_the_configuration_reference_is_current():
+    """docs/configuration.md is generated from the config dataclasses (scripts/config_reference.py)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "scripts/config_reference.py", "--check"], cwd=CONFIGS.parent,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
