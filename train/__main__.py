@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
@@ -12,6 +13,17 @@ from toolcore.cli import hydra_main
 from .config import TrainConfig
 
 ConfigStore.instance().store(name="train_schema", node=TrainConfig)
+
+
+LENGTH_KEYS = ("training.max_steps", "training.epochs", "training.time_budget_minutes")
+
+
+def says_how_long(argv: list[str]) -> bool:
+    """Whether the command line names a recipe or how long to train: without either, the library's one
+    pass over every row of the default data would run for hours on a CPU."""
+    keys = [a.split("=")[0].lstrip("+~") for a in argv if "=" in a]
+    # by the last part of the key: a misspelt parent (`trainig.max_steps`) is left to the override check
+    return any(k == "recipe" or k.rpartition(".")[2] in {x.rpartition(".")[2] for x in LENGTH_KEYS} for k in keys)
 
 
 def run(cfg) -> None:
@@ -43,4 +55,10 @@ def leave_process_group() -> None:
 
 
 if __name__ == "__main__":
+    if not says_how_long(sys.argv[1:]) and not any(a.startswith(("-h", "--help", "--cfg", "-c", "--info", "--hydra"))
+                                                   for a in sys.argv[1:]):
+        print("error: configs/train.yaml: field 'training.epochs': how long to train is not set (fix: name a recipe, "
+              "+recipe=smollm2_cpu_lora (22 minutes on a CPU) or +recipe=qwen2_5_lora ..., or set training.max_steps=N, "
+              "training.epochs=E or training.time_budget_minutes=M)", file=sys.stderr)
+        raise SystemExit(2)
     hydra_main("train", run)

@@ -120,10 +120,10 @@ class TrainingConfig:
     # 0.840 vs 0.849, hand-written set 0.942 vs 0.929, hackathon 30 0.877 vs 0.960), so LoRA stays the default
     method: str = "lora"
     learning_rate: float = 2e-3          # (*)
-    # (*) passes over the training rows, ignored when max_steps > 0. Unset (null) with neither max_steps
-    # nor time_budget_minutes is refused: the library's one pass over every row takes hours on a CPU, so
-    # how long to train is said by a recipe or the command line
-    epochs: float | None = None
+    # (*) passes over the training rows, ignored when max_steps > 0. `python -m train` with no recipe and
+    # none of max_steps / epochs / time_budget_minutes is refused (train/__main__.py): one pass over every
+    # row of the default data takes hours on a CPU
+    epochs: float = 1.0
     max_steps: int = -1                  # (*) with time_budget_minutes: the most steps
     # (*) minutes of training steps to fit on this machine, instead of a fixed step count: a few timed
     # forward/backward passes measure its seconds per token before training, and the run takes as many
@@ -229,11 +229,7 @@ class TrainConfig:
             raise _bad("lora.top_layers", f"applies to family.kind=causal_lm, not {self.family.kind}",
                        "leave lora.top_layers=null")
         t = self.training
-        if t.max_steps <= 0 and t.epochs is None and t.time_budget_minutes is None:
-            raise _bad("training.epochs", "how long to train is not set",
-                       "name a recipe (+recipe=smollm2_cpu_lora: 22 minutes on a CPU; +recipe=qwen2_5_lora ...) "
-                       "or set training.max_steps=N, training.epochs=E or training.time_budget_minutes=M")
-        if t.max_steps <= 0 and t.epochs is not None and t.epochs <= 0:
+        if t.max_steps <= 0 and t.epochs <= 0:
             raise _bad("training.max_steps", "set max_steps > 0 or epochs > 0")
         if t.batch_size <= 0 or t.grad_accum <= 0:
             raise _bad("training.batch_size", "batch_size and grad_accum must be positive")

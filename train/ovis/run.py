@@ -73,7 +73,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     collator = OvisCollator(tok, adapter, cfg.data.max_length, describe_trained=cfg.family.describe_trained)
     args = TrainingArguments(
         output_dir=str(out / "checkpoints"), per_device_train_batch_size=t.batch_size,
-        gradient_accumulation_steps=t.grad_accum, learning_rate=t.learning_rate, num_train_epochs=t.epochs or 1.0,
+        gradient_accumulation_steps=t.grad_accum, learning_rate=t.learning_rate, num_train_epochs=t.epochs,
         max_steps=t.max_steps, lr_scheduler_type=t.lr_scheduler, warmup_steps=t.warmup_ratio,
         weight_decay=t.weight_decay, logging_steps=t.logging_steps, seed=t.seed, data_seed=t.seed,
         eval_strategy="no", save_strategy="steps", save_steps=t.eval_every or 500,
