@@ -47,7 +47,7 @@ def test_dataset_shape_and_manifest(dataset):
     assert set(manifest["tools_generated"]) <= set(total["by_tool"])
     assert manifest["schema_data"]["rows"] > 0
     assert "crop" in manifest["tools_without_generation"]
-    assert manifest["decontamination"]["against"] == ["hackathon30", "handwritten"]   # every built-in suite
+    assert manifest["decontamination"]["against"] == ["hackathon30", "handwritten", "not_verbatim"]   # every built-in suite
     assert manifest["code_version"]["code_hash"] and manifest["seed"] == 0
     assert (Path(cfg.output_dir) / "export" / "train.openai.jsonl").exists()
 

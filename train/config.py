@@ -96,7 +96,7 @@ class DataConfig:
     # Converted sources (data_gen.convert, your own data) have the categories single / multi2 / multi3 /
     # no_call: they follow weights that name no_call, as far as their rows allow, and keep their own mix
     # under weights that do not (a recipe's data_gen mix).
-    category_weights: dict[str, float] = field(default_factory=dict)
+    category_weights: dict[str, float] | None = field(default_factory=dict)   # null or {}: the data as it is
     # (*) more training sources mixed in, each with its share of the training examples; data.path gets
     # the share left (validation stays data.path's): the default data plus 30% from your own file is
     # data.mix='[{path: my_chats.jsonl, weight: 0.3}]'. With train_examples null, as many examples as
