@@ -158,6 +158,11 @@ def close_keys(config_name: str, overrides: list[str], key: str, n: int = 3) -> 
     return near or [anywhere[m] for m in difflib.get_close_matches(name, list(anywhere), n=n, cutoff=0.85)]
 
 
+def informational(argv: list[str]) -> bool:
+    """Whether the command only asks Hydra about the config (--cfg, --help, ...) and runs nothing."""
+    return any(a.startswith(("--cfg", "-c", "--help", "-h", "--info", "--hydra-help", "--shell-completion")) for a in argv)
+
+
 def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
     import hydra
     from hydra.errors import InstantiationException
@@ -167,9 +172,7 @@ def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
 
     argv = sys.argv[1:]
     multirun = any(a in ("-m", "--multirun") for a in argv)
-    informational = any(a.startswith(("--cfg", "-c", "--help", "-h", "--info", "--hydra-help", "--shell-completion"))
-                         for a in argv)
-    if not multirun and not informational:
+    if not multirun and not informational(argv):
         problem = check_overrides(config_name, [a for a in argv if not a.startswith("-")])
         if problem:
             print(f"error: {problem}", file=sys.stderr)

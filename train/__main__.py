@@ -8,22 +8,24 @@ import sys
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
-from toolcore.cli import hydra_main
+from toolcore.cli import hydra_main, informational
+from toolcore.errors import ToolkitError
 
 from .config import TrainConfig
 
 ConfigStore.instance().store(name="train_schema", node=TrainConfig)
 
 
-LENGTH_KEYS = ("training.max_steps", "training.epochs", "training.time_budget_minutes")
+# the keys that say how long to train, by their last part: a misspelt parent (`trainig.max_steps`) is left
+# to the override check, which names the key meant
+LENGTH_NAMES = {"max_steps", "epochs", "time_budget_minutes"}
 
 
 def says_how_long(argv: list[str]) -> bool:
     """Whether the command line names a recipe or how long to train: without either, the library's one
     pass over every row of the default data would run for hours on a CPU."""
     keys = [a.split("=")[0].lstrip("+~") for a in argv if "=" in a]
-    # by the last part of the key: a misspelt parent (`trainig.max_steps`) is left to the override check
-    return any(k == "recipe" or k.rpartition(".")[2] in {x.rpartition(".")[2] for x in LENGTH_KEYS} for k in keys)
+    return any(k == "recipe" or k.rpartition(".")[2] in LENGTH_NAMES for k in keys)
 
 
 def run(cfg) -> None:
@@ -55,10 +57,11 @@ def leave_process_group() -> None:
 
 
 if __name__ == "__main__":
-    if not says_how_long(sys.argv[1:]) and not any(a.startswith(("-h", "--help", "--cfg", "-c", "--info", "--hydra"))
-                                                   for a in sys.argv[1:]):
-        print("error: configs/train.yaml: field 'training.epochs': how long to train is not set (fix: name a recipe, "
-              "+recipe=smollm2_cpu_lora (22 minutes on a CPU) or +recipe=qwen2_5_lora ..., or set training.max_steps=N, "
-              "training.epochs=E or training.time_budget_minutes=M)", file=sys.stderr)
+    if not says_how_long(sys.argv[1:]) and not informational(sys.argv[1:]):
+        no_length = ToolkitError("how long to train is not set", file="configs/train.yaml", field="training.epochs",
+                                 fix="name a recipe, +recipe=smollm2_cpu_lora (22 minutes on a CPU) or "
+                                     "+recipe=qwen2_5_lora ..., or set training.max_steps=N, training.epochs=E or "
+                                     "training.time_budget_minutes=M")
+        print(f"error: {no_length}", file=sys.stderr)
         raise SystemExit(2)
     hydra_main("train", run)
