@@ -6,13 +6,20 @@ All calls a request needs come in one assistant turn, then all their results, th
 tools when that turn ends and appends their results before the answer. (Measured: with one call
 per turn, SmolLM2 after 120 steps stopped after the first result in 10 of 13 multi-call misses.)
 
-Categories (weights in the config):
+A conversation holds one to a few independent requests over one tool list, as people ask an
+assistant one thing after another (`requests_per_conversation`): every earlier request is a finished
+exchange with its calls, results and answer, so the model learns calls in context, and the tool list,
+about half of a one-request row's tokens, is paid for once for several requests.
+
+Categories of a request (weights in the config):
   single      one call
   multi       2-3 calls joined by "and / then / also"; a person named once may come back as
               "him/her/them" (coreference); the same tool may be asked twice
   chitchat    small talk, no call
   knowledge   a question no tool answers, answered from memory, no call
   unavailable the request needs a tool that is not offered: the assistant says so, no call
+  ask_back    the request names what to do but none of the required values ("I need to set an alarm"):
+              the assistant asks for them without calling; the user's next turn gives them, then the calls
 """
 
 from __future__ import annotations
@@ -44,6 +51,14 @@ UNAVAILABLE = [
     "I can't {cap} at the moment, that tool isn't available to me.",
 ]
 UNAVAILABLE_TREES = [compile_template(t.replace("{cap}", "{cap}")) for t in UNAVAILABLE]
+# a request with what to do and none of its values; {cap} is the tool's capability ("set alarms")
+VAGUE = ["(I want|I need|I'd like) to {cap}", "(can|could) you help me {cap}", "help me {cap}( please|)",
+         "I('d| would) like you to {cap}", "(please |){cap} for me", "I need you to {cap}( for me|)"]
+ASK = ["(Sure|Of course|Happy to help)(.|,) (What|Which) {keys} should I use?",
+       "I can do that. (Could|Can) you tell me the {keys}?", "(Sure|Okay), I just need the {keys} first.",
+       "(Sure|Of course). What (is|are) the {keys}?", "I can {cap}, but I need the {keys}. What should (it|they) be?"]
+VAGUE_TREES = [compile_template(t) for t in VAGUE]
+ASK_TREES = [compile_template(t) for t in ASK]
 
 
 class Rejected(Exception):
@@ -72,6 +87,8 @@ class Draft:
     ctx: ExecutionContext
     history: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    # every request of the conversation, the last one included: (user text, its calls), each verified
+    requests: list[tuple[str, list[CallInfo]]] = field(default_factory=list)
 
     @property
     def expected_calls(self) -> list[ToolCall]:
@@ -92,7 +109,7 @@ def coerce(raw: str, schema: dict[str, Any]) -> Any:
 class Composer:
     def __init__(self, intents: list[Intent], all_tools: list[Tool], vocab: Vocabulary, *, holdout: float,
                  category_weights: dict[str, float], max_distractors: int, spoken_share: float,
-                 history_share: float, coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig):
+                 requests_per_conversation: dict[int, float], coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig):
         self.intents = intents
         self.by_name = {i.name: i for i in intents}
         self.all_tools = all_tools
@@ -101,7 +118,8 @@ class Composer:
         self.weights = list(category_weights.values())
         self.max_distractors = max_distractors
         self.spoken_share = spoken_share
-        self.history_share = history_share
+        self.request_counts = [int(k) for k in requests_per_conversation]
+        self.request_weights = list(requests_per_conversation.values())
         self.coref_share = coref_share
         self.no_tools_offered_share = no_tools_offered_share
         self.surface = surface
@@ -149,7 +167,7 @@ class Composer:
 
     # ----- episodes --------------------------------------------------------------------------
     def tool_episode(self, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext,
-                     n_calls: int) -> tuple[str, list[CallInfo], list[Tool], str]:
+                     n_calls: int) -> tuple[str, list[CallInfo], str]:
         intents = self.choose_intents(rng, n_calls)
         clauses: list[list[Piece]] = []
         infos: list[CallInfo] = []
@@ -173,9 +191,8 @@ class Composer:
             infos.append(CallInfo(intent, call, values, self.run(call, intent.tool, ctx)))
         pieces = self.join(clauses, rng)
         text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
-        tools = self.offered_tools([i.name for i in intents], rng)
         answer = " ".join(self.answer(info, rng) for info in infos)
-        return text, infos, tools, answer
+        return text, infos, answer
 
     def choose_intents(self, rng: random.Random, n: int) -> list[Intent]:
         if n >= 2 and self.person_intents and rng.random() < 0.15:
@@ -217,40 +234,74 @@ class Composer:
         return text, str(entry.extra.get("reply", "Okay."))
 
     def build(self, rng: random.Random, eval_pool: bool) -> Draft:
-        category = rng.choices(self.categories, self.weights)[0]
         spoken = rng.random() < self.spoken_share
         style = "spoken" if spoken else "text"
         # the clock is pinned per example so get_time really runs and datasets stay reproducible
         ctx = ExecutionContext(now=datetime(2026, 1, 1) + timedelta(minutes=rng.randrange(365 * 24 * 60)),
                                rng=rng, vocab=self.result_vocab)
+        n_requests = rng.choices(self.request_counts, self.request_weights)[0]
         messages: list[Message] = []
-        history = rng.random() < self.history_share
-        earlier: list[CallInfo] = []
-        if history:   # a finished earlier exchange, so the model sees calls in context that are done
-            text, earlier, _, answer = self.tool_episode(rng, eval_pool, spoken, ctx, 1)
-            messages += self.turns(text, earlier, answer)
-        infos: list[CallInfo] = []
+        requests: list[tuple[str, list[CallInfo]]] = []
+        needed: list[str] = []          # tools some request calls: offered
+        excluded: set[str] = set()      # tools an "unavailable" request asks for: never offered
+        calls_made = False
+        for _ in range(n_requests):
+            category = rng.choices(self.categories, self.weights)[0]
+            turns, text, infos, missing = self.request(category, rng, eval_pool, spoken, ctx)
+            calls_made = calls_made or bool(infos)
+            needed += [i.call.name for i in infos if i.call.name not in needed]
+            excluded |= missing
+            if excluded & set(needed):
+                raise Rejected("session_conflict")     # one request asks for a tool another one used
+            messages += turns
+            requests.append((text, infos))
+        if calls_made or excluded or rng.random() >= self.no_tools_offered_share:
+            tools = self.offered_tools(needed, rng, exclude=excluded)
+            if not tools:          # an "unavailable" request is still offered some other tool
+                tools = [t for t in self.all_tools if t.name not in excluded][:1]
+        else:
+            tools = []
+        text, infos = requests[-1]
+        return Draft(Conversation(messages, tools), text, category, style, infos, ctx, n_requests > 1,
+                     meta={"requests": n_requests}, requests=requests)
+
+    def request(self, category: str, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext
+                ) -> tuple[list[Message], str, list[CallInfo], set[str]]:
+        """One request of a category: its turns, its (last) user text, its calls, the tools it must not be
+        offered."""
         if category == "single" or category.startswith("multi"):
             n = 1 if category == "single" else (3 if category == "multi3" else 2)
-            text, infos, tools, answer = self.tool_episode(rng, eval_pool, spoken, ctx, n)
-        elif category in ("chitchat", "knowledge"):
+            text, infos, answer = self.tool_episode(rng, eval_pool, spoken, ctx, n)
+            return self.turns(text, infos, answer), text, infos, set()
+        if category in ("chitchat", "knowledge"):
             text, answer = self.small_talk_episode(rng, eval_pool, spoken,
                                                    "chitchat" if category == "chitchat" else "knowledge_questions")
-            tools = [] if rng.random() < self.no_tools_offered_share else self.offered_tools([], rng)
-        elif category == "unavailable":
+            return self.turns(text, [], answer), text, [], set()
+        if category == "unavailable":
             intent = rng.choice(self.intents)
             mood = self.pick_mood(intent, rng, True)
             pieces, _, _ = self.clause(intent, rng, eval_pool, mood)
             text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
-            tools = self.offered_tools([], rng, exclude={intent.name}) or [t for t in self.all_tools
-                                                                            if t.name != intent.name][:1]
             answer = render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": intent.capability}, rng)
-        else:
-            raise Rejected(f"unknown_category:{category}")
-        if history:
-            tools = list({t.name: t for t in tools + [c.intent.tool for c in earlier]}.values())
-        messages += self.turns(text, infos, answer)
-        return Draft(Conversation(messages, tools), text, category, style, infos, ctx, history)
+            return self.turns(text, [], answer), text, [], {intent.name}
+        if category == "ask_back":
+            asking = [i for i in self.intents if i.tool.required]
+            if not asking:
+                raise Rejected("ask_back_without_required_values")
+            intent = rng.choice(asking)
+            vague = render_canonical(rng.choice(VAGUE_TREES), {"cap": intent.capability}, rng)
+            vague = wrap([Piece(vague)], "question" if vague.startswith(("can", "could")) else "imperative",
+                         rng, self.surface, spoken=spoken)
+            keys = [k.replace("_", " ") for k in intent.tool.required]
+            keys_text = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
+            ask = tidy(render_canonical(rng.choice(ASK_TREES), {"cap": intent.capability, "keys": keys_text}, rng))
+            mood = self.pick_mood(intent, rng, True)
+            pieces, call, values = self.clause(intent, rng, eval_pool, mood)
+            text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
+            info = CallInfo(intent, call, values, self.run(call, intent.tool, ctx))
+            turns = [Message.text("user", vague), Message.text("assistant", ask)]
+            return turns + self.turns(text, [info], self.answer(info, rng)), text, [info], set()
+        raise Rejected(f"unknown_category:{category}")
 
     def turns(self, text: str, infos: list[CallInfo], answer: str) -> list[Message]:
         msgs = [Message.text("user", text)]

@@ -39,15 +39,18 @@ class DataGenConfig:
     vocab_paths: list[str] = field(default_factory=list)
     # (*) category mix; see data_gen.compose for what each is
     categories: dict[str, float] = field(default_factory=lambda: {
-        "single": 0.50, "multi2": 0.20, "multi3": 0.07, "chitchat": 0.09, "knowledge": 0.08, "unavailable": 0.06})
+        "single": 0.46, "multi2": 0.20, "multi3": 0.07, "chitchat": 0.09, "knowledge": 0.08, "unavailable": 0.06,
+        "ask_back": 0.04})
     # distractor tools offered beside the needed ones: 0..max_distractors
     max_distractors: int = 4
     # share of phrasings and slot values held out for validation/test (never seen in train)
     holdout: float = 0.15
     # share of utterances in spoken style (disfluencies, no typos, no punctuation)
     spoken_share: float = 0.15
-    # share of conversations that start with an earlier, finished tool exchange
-    history_share: float = 0.08
+    # (*) how many independent requests a conversation holds, with weights: the earlier ones are finished
+    # exchanges (calls, results, answer), each of a category drawn from `categories`; the row's category
+    # is its last request's. One tool list serves them all (about half of a one-request row's tokens)
+    requests_per_conversation: dict[int, float] = field(default_factory=lambda: {1: 0.5, 2: 0.3, 3: 0.2})
     # chance that a person named in one request is "him/her/them" in the next
     coref_share: float = 0.6
     # share of no-call conversations offered no tools at all
@@ -91,13 +94,18 @@ class DataGenConfig:
             raise bad("splits", f"splits must include train and only use {SPLITS}")
         if abs(sum(self.splits.values()) - 1) > 1e-6 or min(self.splits.values()) < 0:
             raise bad("splits", f"shares must be >= 0 and sum to 1 (got {sum(self.splits.values()):.3f})")
-        known = {"single", "multi2", "multi3", "chitchat", "knowledge", "unavailable"}
+        known = {"single", "multi2", "multi3", "chitchat", "knowledge", "unavailable", "ask_back"}
         if set(self.categories) - known:
             raise bad("categories", f"unknown category {sorted(set(self.categories) - known)[0]!r}",
                       f"use {sorted(known)}")
         if min(self.categories.values()) < 0 or sum(self.categories.values()) <= 0:
             raise bad("categories", "weights must be >= 0 with a positive sum")
-        for name in ("holdout", "spoken_share", "history_share", "coref_share", "no_tools_offered_share"):
+        counts = self.requests_per_conversation
+        if (not counts or min(counts.values()) < 0 or sum(counts.values()) <= 0
+                or any(not str(k).isdigit() or int(k) < 1 for k in counts)):
+            raise bad("requests_per_conversation", f"needs counts >= 1 with weights >= 0 and a positive sum (got {counts})",
+                      "e.g. {1: 0.5, 2: 0.3, 3: 0.2}")
+        for name in ("holdout", "spoken_share", "coref_share", "no_tools_offered_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         for f in self.verify_formats:

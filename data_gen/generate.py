@@ -53,7 +53,7 @@ class Generator:
         self.tools_without_generation = [t.name for t in registry if not t.generation]
         self.composer = Composer(self.intents, list(registry), self.vocab, holdout=cfg.holdout,
                                  category_weights=cfg.categories, max_distractors=cfg.max_distractors,
-                                 spoken_share=cfg.spoken_share, history_share=cfg.history_share,
+                                 spoken_share=cfg.spoken_share, requests_per_conversation=cfg.requests_per_conversation,
                                  coref_share=cfg.coref_share, no_tools_offered_share=cfg.no_tools_offered_share,
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)
@@ -81,7 +81,8 @@ class Generator:
         except Rejected as r:
             return None, r.reason
         check = self.schema_data.check if general else self.verifier.check
-        reason = check(draft) or self.decontam.reason(draft.user_text)
+        reason = check(draft) or next(filter(None, (self.decontam.reason(m.content) for m in draft.conversation.messages
+                                                    if m.role == "user")), None)
         if reason:
             return None, reason
         key = normalize(draft.user_text)

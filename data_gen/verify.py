@@ -30,12 +30,20 @@ class Verifier:
         self.aliases = vocab.aliases
 
     def check(self, draft: Draft) -> str | None:
+        for text, calls in draft.requests or [(draft.user_text, draft.calls)]:
+            problem = self.check_request(draft, text, calls)
+            if problem:
+                return problem
+        return None
+
+    def check_request(self, draft: Draft, user_text: str, calls: list) -> str | None:
+        """One request's calls against the offered tools and the words of that request."""
         offered = {t.name: t for t in draft.conversation.tools}
-        user = draft.user_text.lower()
-        repeated = repeated_call_problem([info.call for info in draft.calls])
+        user = user_text.lower()
+        repeated = repeated_call_problem([info.call for info in calls])
         if repeated:
             return repeated
-        for info in draft.calls:
+        for info in calls:
             call = info.call
             problem = call_problem(call, offered)
             if problem:
@@ -55,4 +63,4 @@ class Verifier:
                 forms = self.aliases.get(value.lower(), set()) | {value.lower()}
                 if not any(f in user for f in forms):
                     return f"ungrounded:{call.name}.{key}"
-        return roundtrip_problem(draft.expected_calls, self.formats)
+        return roundtrip_problem([info.call for info in calls], self.formats)

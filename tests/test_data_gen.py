@@ -339,3 +339,64 @@ def test_exports_are_what_peers_read(dataset):
     roles = Counter(turn["from"] for s in sharegpt for turn in s["conversations"])
     assert set(roles) <= {"human", "gpt", "function_call", "observation", "system"} and roles["function_call"]
     assert isinstance(sharegpt[0]["tools"], str)
+
+
+def test_a_conversation_holds_several_requests_over_one_tool_list_every_one_verified(dataset, registry):
+    _, manifest, dd = dataset
+    rows = [r for r in dd["train"].select(range(1500)) if not r["id"].endswith(".library")]
+    turns = Counter(sum(m["role"] == "user" for m in json.loads(r["messages"])) for r in rows)
+    assert turns[1] and turns[2] and turns[3], turns                  # requests_per_conversation's default mix
+    assert manifest["total"]["with_history"] > 0.3 * manifest["splits"]["train"] * 0.7
+    for row in rows:
+        msgs = json.loads(row["messages"])
+        offered = {t["name"]: Tool.from_schema(t) for t in json.loads(row["tools"])}
+        for m in msgs:    # every request's calls, not only the last one's: offered, valid, each turn closed
+            for c in m.get("tool_calls") or []:
+                call = ToolCall.from_dict(c)
+                assert call.name in offered and offered[call.name].validation_errors(call.arguments) == []
+        answers = [i for i, m in enumerate(msgs) if m["role"] == "assistant" and m["content"]]
+        users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
+        assert all(any(u < a < (users + [len(msgs)])[k + 1] for a in answers) for k, u in enumerate(users))
+        # the row's expected calls are its last request's
+        last_user = users[-1]
+        last_calls = [c for m in msgs[last_user:] for c in m.get("tool_calls") or []]
+        assert json.loads(row["expected_calls"]) == last_calls
+
+
+def test_ask_back_asks_for_the_required_values_then_calls_with_the_users_answer(dataset, registry):
+    _, _, dd = dataset
+    rows = [r for r in dd["train"] if r["category"] == "ask_back"]
+    assert len(rows) > 20
+    for row in rows[:50]:
+        msgs = json.loads(row["messages"])
+        users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
+        vague, ask, values = msgs[users[-2]], msgs[users[-2] + 1], msgs[users[-1]]
+        calls = json.loads(row["expected_calls"])
+        assert len(calls) == 1 and ask["role"] == "assistant" and not ask.get("tool_calls")
+        tool = registry[calls[0]["name"]]
+        assert all(k.replace("_", " ") in ask["content"] for k in tool.required)     # asks for what it lacks
+        assert values["content"] == row["user_text"]
+        # the vague request says none of the values the call then takes
+        assert not any(str(v).lower() in vague["content"].lower() for v in calls[0]["arguments"].values()
+                       if len(str(v)) > 2)
+
+
+def test_an_unavailable_request_is_never_offered_its_tool_though_another_request_calls_something(dataset):
+    _, _, dd = dataset
+    seen = 0
+    for row in dd["train"]:
+        msgs = json.loads(row["messages"])
+        if row["category"] != "unavailable" or sum(m["role"] == "user" for m in msgs) < 2:
+            continue
+        seen += 1
+        offered = {t["name"] for t in json.loads(row["tools"])}
+        called = {c["name"] for m in msgs for c in m.get("tool_calls") or []}
+        assert called <= offered
+    assert seen > 10
+
+
+def test_requests_per_conversation_is_checked():
+    with pytest.raises(ToolkitError, match="requests_per_conversation"):
+        DataGenConfig(requests_per_conversation={0: 1.0})
+    with pytest.raises(ToolkitError, match="requests_per_conversation"):
+        DataGenConfig(requests_per_conversation={})
