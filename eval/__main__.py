@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 
 from runtime.generation import GenerationConfig
 from toolcore.cli import hydra_main
+from toolcore.extras import wandb_mode
 
 from .config import EvalConfig
 
@@ -48,10 +49,16 @@ def run(cfg) -> dict:
                      batch_cases=config.batch_cases, progress=config.progress)
             folders.append(base)
         print(f"report: {write_report(folders, Path(out) / 'report.html')}")
-        if config.wandb_mode != "disabled":
-            log_wandb(load_run(out), project=config.wandb_project, mode=config.wandb_mode)
+        mode = wandb_mode(config.wandb_mode, "eval")
+        if mode != "disabled":
+            log_wandb(load_run(out), project=config.wandb_project, mode=mode)
     return summary
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The console entry point (toolcall-eval), the same as `python -m eval`."""
     hydra_main("eval", run)
+
+
+if __name__ == "__main__":
+    main()

@@ -32,5 +32,10 @@ def run(cfg) -> None:
     uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The console entry point (toolcall-serve), the same as `python -m serve`."""
     hydra_main("serve", run)
+
+
+if __name__ == "__main__":
+    main()

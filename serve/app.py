@@ -44,7 +44,8 @@ def context_length(model: Any, cfg: ServeConfig) -> int | None:
     engine = getattr(model, "engine", None)
     if cfg.context_length or engine is None:
         return cfg.context_length
-    return getattr(engine.model.config, "max_position_embeddings", None)
+    limit = getattr(engine, "context_length", None)     # the llama.cpp engine's context size
+    return limit if limit is not None else getattr(engine.model.config, "max_position_embeddings", None)
 
 
 def create_app(model: Any, cfg: ServeConfig) -> FastAPI:

@@ -31,9 +31,8 @@ from .tiny_models import assert_same_safetensors, tiny_llama, tiny_tokenizer
 ROOT = Path(__file__).resolve().parents[1]
 FMT = get_format("generic")
 # the 4 logged losses (every 2 steps) of the seeded tiny run; a change here is a behaviour change
-# (drafts that make the same call twice in one turn are rejected, so the
-# fixture's generated data changed; the fixture uses the data defaults)
-EXPECTED_LOSSES = [6.5331, 6.4878, 6.4312, 6.4284]
+# (the fixture uses the data defaults: a change to what data_gen writes moves them)
+EXPECTED_LOSSES = [6.5320, 6.4894, 6.4340, 6.4015]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+# the stages' configs and recipes ship inside the package (a checkout links configs/ and recipes/ here)
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 
 def one_line(exc: BaseException) -> str:
@@ -169,8 +170,14 @@ def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
     from omegaconf.errors import OmegaConfBaseException
 
     from .errors import ToolkitError
+    from .extras import missing_extra
 
     argv = sys.argv[1:]
+    if any(a in ("--help", "-h") for a in argv):
+        from .stage_help import render_help
+
+        print(render_help(config_name, getattr(sys.modules.get("__main__"), "__doc__", None) or ""))
+        raise SystemExit(0)
     multirun = any(a in ("-m", "--multirun") for a in argv)
     if not multirun and not informational(argv):
         problem = check_overrides(config_name, [a for a in argv if not a.startswith("-")])
@@ -184,6 +191,12 @@ def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
             return task(cfg)
         except ToolkitError as e:
             print(f"error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except ModuleNotFoundError as e:      # an optional part that was not installed: name its extra
+            line = missing_extra(e)
+            if line is None or os.environ.get("HYDRA_FULL_ERROR") == "1":
+                raise
+            print(f"error: {line}", file=sys.stderr)
             raise SystemExit(2) from None
         except InstantiationException as e:
             cause = toolkit_cause(e)

@@ -56,7 +56,8 @@ def leave_process_group() -> None:
         dist.destroy_process_group()
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The console entry point (toolcall-train), the same as `python -m train`."""
     if not says_how_long(sys.argv[1:]) and not informational(sys.argv[1:]):
         no_length = ToolkitError("how long to train is not set", file="configs/train.yaml", field="training.epochs",
                                  fix="name a recipe, +recipe=smollm2_cpu_lora (22 minutes on a CPU) or "
@@ -65,3 +66,7 @@ if __name__ == "__main__":
         print(f"error: {no_length}", file=sys.stderr)
         raise SystemExit(2)
     hydra_main("train", run)
+
+
+if __name__ == "__main__":
+    main()

@@ -15,7 +15,6 @@ A folder never holds runs of two configs: see run_folder.py.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import time
@@ -25,6 +24,7 @@ from typing import Any
 
 from toolcore.chat_template import attach_chat_template
 from toolcore.errors import ToolkitError
+from toolcore.extras import wandb_mode
 from toolcore.files import folder_written_atomically, write_text_atomic
 from toolcore.formats import get_format
 from toolcore.hub import load_causal_lm, load_tokenizer, resolve_dtype_name, resolve_model_path
@@ -98,12 +98,7 @@ def prepare_run(cfg: TrainConfig) -> tuple[Path, str]:
     import torch
     from transformers import set_seed
 
-    if cfg.wandb_mode != "disabled":
-        try:        # the Trainer would fail on it after the model has loaded, with its own message
-            importlib.import_module("wandb")
-        except ImportError:
-            raise ToolkitError(f"wandb_mode={cfg.wandb_mode} logs to W&B, but wandb is not installed",
-                               field="wandb_mode", fix="pip install wandb, or wandb_mode=disabled") from None
+    cfg.wandb_mode = wandb_mode(cfg.wandb_mode, "training")   # logging only: not part of the run's fingerprint
     if cfg.training.threads:
         torch.set_num_threads(cfg.training.threads)
     # before the model exists: LoRA's A matrices are drawn from the global RNG when peft wraps the

@@ -72,15 +72,18 @@ class HFModel:
         self.engine = ToolLoopEngine(self.model, self.tokenizer, self.fmt, GenerationConfig(**(generation or {})))
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
-        outs = self.engine.run([c.conversation for c in cases])
-        return [Prediction(o.calls, raw_text=o.text, parse_failures=o.parse_failures, latency_ms=o.latency_ms,
-                           details={"first_call_ms": o.first_call_ms, "prompt_tokens": o.prompt_tokens,
-                                    "new_tokens": o.new_tokens, "stop_reason": o.stop_reason,
-                                    "constrained_tokens": o.constrained_tokens, "assists": o.assists,
-                                    "tool_events": [{"name": e.call.name, "result": e.result, "simulated": e.simulated,
-                                                     "error": e.error, "ms": round(e.ms, 3)} for e in o.tool_events]})
-                for o in outs]
+        return [prediction(o) for o in self.engine.run([c.conversation for c in cases])]
 
     @property
     def timing(self) -> dict[str, float]:
         return self.engine.timing.as_dict()
+
+
+def prediction(o: Any) -> Prediction:
+    """An engine's CaseOutput as the evaluator's Prediction (the transformers and llama.cpp engines alike)."""
+    return Prediction(o.calls, raw_text=o.text, parse_failures=o.parse_failures, latency_ms=o.latency_ms,
+                      details={"first_call_ms": o.first_call_ms, "prompt_tokens": o.prompt_tokens,
+                               "new_tokens": o.new_tokens, "stop_reason": o.stop_reason,
+                               "constrained_tokens": o.constrained_tokens, "assists": o.assists,
+                               "tool_events": [{"name": e.call.name, "result": e.result, "simulated": e.simulated,
+                                                "error": e.error, "ms": round(e.ms, 3)} for e in o.tool_events]})

@@ -76,7 +76,8 @@ def tree_hash(paths: Iterable[Path], root: Path) -> str:
 def code_version(dirs: Iterable[str] = ("toolcore", "data_gen")) -> dict[str, str]:
     """Git commit (when in a checkout) and a hash of the source and data files that shape the output."""
     files = [p for d in dirs for p in (ROOT / d).rglob("*")
-             if p.suffix in (".py", ".yaml", ".jsonl") and "__pycache__" not in p.parts]
+             if p.suffix in (".py", ".yaml", ".jsonl") and "__pycache__" not in p.parts
+             and not p.relative_to(ROOT).parts[1:2] == ("configs",)]     # the stages' configs are not code
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                                 text=True, timeout=5).stdout.strip()
