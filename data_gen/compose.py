@@ -56,7 +56,7 @@ VAGUE = ["(I want|I need|I'd like) to {cap}", "(can|could) you help me {cap}", "
          "I('d| would) like you to {cap}", "(please |){cap} for me", "I need you to {cap}( for me|)"]
 ASK = ["(Sure|Of course|Happy to help)(.|,) (What|Which) {keys} should I use?",
        "I can do that. (Could|Can) you tell me the {keys}?", "(Sure|Okay), I just need the {keys} first.",
-       "(Sure|Of course). What (is|are) the {keys}?", "I can {cap}, but I need the {keys}. What should (it|they) be?"]
+       "(Sure|Of course). What {be} the {keys}?", "I can {cap}, but I need the {keys}. What should {pron} be?"]
 VAGUE_TREES = [compile_template(t) for t in VAGUE]
 ASK_TREES = [compile_template(t) for t in ASK]
 
@@ -262,7 +262,8 @@ class Composer:
         else:
             tools = []
         text, infos = requests[-1]
-        return Draft(Conversation(messages, tools), text, category, style, infos, ctx, n_requests > 1,
+        history = sum(m.role == "user" for m in messages) > 1     # as the converter of outside data counts it
+        return Draft(Conversation(messages, tools), text, category, style, infos, ctx, history,
                      meta={"requests": n_requests}, requests=requests)
 
     def request(self, category: str, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext
@@ -294,7 +295,10 @@ class Composer:
                          rng, self.surface, spoken=spoken)
             keys = [k.replace("_", " ") for k in intent.tool.required]
             keys_text = keys[0] if len(keys) == 1 else ", ".join(keys[:-1]) + " and " + keys[-1]
-            ask = tidy(render_canonical(rng.choice(ASK_TREES), {"cap": intent.capability, "keys": keys_text}, rng))
+            one = len(keys) == 1
+            ask = tidy(render_canonical(rng.choice(ASK_TREES), {"cap": intent.capability, "keys": keys_text,
+                                                                 "be": "is" if one else "are",
+                                                                 "pron": "it" if one else "they"}, rng))
             mood = self.pick_mood(intent, rng, True)
             pieces, call, values = self.clause(intent, rng, eval_pool, mood)
             text = wrap(pieces, mood, rng, self.surface, spoken=spoken)

@@ -293,7 +293,8 @@ def test_mix_draws_each_source_by_its_share(generated, tmp_path):
 
     mine = write_jsonl(tmp_path / "mine.jsonl", good_rows(60))
     cfg = DataConfig(path=str(generated), mix=[MixSource(path=str(mine), weight=0.25)],
-                     category_weights={"single": 1, "multi2": 1, "multi3": 1, "chitchat": 1, "knowledge": 1, "unavailable": 1})
+                     category_weights={"single": 1, "multi2": 1, "multi3": 1, "chitchat": 1, "knowledge": 1, "unavailable": 1,
+                                       "ask_back": 0})
     assert source_rows(cfg, "train", 40) == [(str(generated), 30), (str(mine), 10)]
     assert source_rows(cfg, "train", None) == [(str(generated), 162), (str(mine), 54)]   # mine's 54 train rows bound it
     assert source_rows(cfg, "validation", 5) == [(str(generated), 5)]
