@@ -189,12 +189,21 @@ def test_the_data_hash_covers_every_mixed_in_source(setup):
 def test_wandb_logging_without_wandb_fails_before_the_run_folder(setup, monkeypatch):
     root, data, base = setup
     cfg = tiny(root, data, base, "no_wandb")
-    cfg.wandb_mode = "offline"
+    cfg.wandb_mode = "online"
     monkeypatch.setitem(sys.modules, "wandb", None)      # what `import wandb` meets where it is not installed
     with pytest.raises(ToolkitError) as e:
         train(cfg)
-    assert e.value.field == "wandb_mode" and "wandb_mode=disabled" in e.value.fix
+    assert e.value.field == "wandb_mode" and "wandb_mode=disabled" in e.value.fix and "[wandb]" in e.value.fix
     assert not (root / "no_wandb").exists()
+
+
+def test_the_default_offline_log_without_wandb_is_skipped_saying_so(monkeypatch, capsys):
+    from toolcore.extras import wandb_mode
+
+    monkeypatch.setitem(sys.modules, "wandb", None)
+    assert wandb_mode("offline", "training") == "disabled"
+    assert "training: no W&B log (wandb is not installed: pip install 'toolcall-toolkit[wandb]')" in capsys.readouterr().out
+    assert wandb_mode("disabled", "training") == "disabled"
 
 
 def test_a_folder_written_atomically_replaces_the_old_one_only_when_complete(tmp_path):

@@ -333,7 +333,7 @@ def test_category_weights_set_the_training_mix(setup):
     from train.data import tokenize_split, weighted_rows
 
     _, data, base = setup
-    weights = {"single": 2, "multi2": 1, "multi3": 1, "chitchat": 0, "knowledge": 0, "unavailable": 0}
+    weights = {"single": 2, "multi2": 1, "multi3": 1, "chitchat": 0, "knowledge": 0, "unavailable": 0, "ask_back": 0}
     categories = load_split(str(data), "train").shuffle(seed=0)["category"]
     rows = weighted_rows(categories, weights, 40, where="x")
     assert Counter(categories[i] for i in rows) == {"single": 20, "multi2": 10, "multi3": 10}

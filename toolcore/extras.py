@@ -41,9 +41,9 @@ def wandb_mode(mode: str, stage: str) -> str:
     hold, so without wandb installed it is skipped, said in one line; online without wandb is an error."""
     if mode == "disabled":
         return mode
-    import importlib.util
-
-    if importlib.util.find_spec("wandb") is None:
+    try:
+        import wandb  # noqa: F401  (the stage imports it next anyway)
+    except ImportError:
         if mode == "online":
             from .errors import ToolkitError
             raise ToolkitError("wandb_mode=online logs to W&B, but wandb is not installed", field="wandb_mode",
