@@ -27,7 +27,6 @@ from toolcore.executors import ExecutionContext
 from toolcore.formats import ChatFormat
 from toolcore.tokenize import encode_continuation, encode_prompt
 
-from .constrained import single_token_id
 from .engine import CaseOutput, Event, Timing, _json, default_context, run_tool
 from .generation import GenerationConfig
 
@@ -94,7 +93,6 @@ class LlamaCppEngine:
 
             self.constraint = CallConstraint(tokenizer, fmt, self.n_vocab)
         self.gen = torch.Generator().manual_seed(self.cfg.seed)
-        self.start_id = single_token_id(tokenizer, self.call_start)
 
     # ----- llama.cpp's context -------------------------------------------------------------------
     def _hold(self, ids: list[int]) -> None:
