@@ -53,7 +53,7 @@ def test_family_composes(family):
 
 @pytest.mark.parametrize("model", MODELS)
 def test_eval_model_configs_compose_and_bind(model):
-    cfg = load("eval", [f"model={model}"] + ([f"model.path=/some/model"] if model in ("hf", "llamacpp") else []))
+    cfg = load("eval", [f"model={model}"] + (["model.path=/some/model"] if model in ("hf", "llamacpp") else []))
     config = OmegaConf.to_object(cfg)
     assert isinstance(config, EvalConfig)
     target = get_class(cfg.model._target_)
