@@ -168,16 +168,13 @@ class ToolLoopEngine:
         self.store = PrefixStore(self.cfg.prefix_cache_tokens) if (
             self.cfg.prefix_cache_tokens > 0 and not self.recurrent) else None
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
-        self.eos_ids = {i for i in [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(fmt.turn_end)]
-                        if isinstance(i, int) and i != tokenizer.unk_token_id}
+        self.eos_ids, self.turn_end_id = stop_ids(tokenizer, fmt)
         self.timing = Timing()
         # simulated tools draw from vocabularies (weather conditions...); executables read the clock
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self.call_start = getattr(fmt, "call_start", "")
         self.call_start_id = single_token_id(tokenizer, self.call_start)
-        self.turn_end_id = next((i for i in [tokenizer.convert_tokens_to_ids(fmt.turn_end)]
-                                 if isinstance(i, int) and i != tokenizer.unk_token_id), None)
         # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
         # for a caller that runs them itself (the OpenAI server returns them to its client)
         self.hand_back: Callable[[Conversation, list[ToolCall]], bool] | None = None
@@ -486,15 +483,7 @@ class ToolLoopEngine:
         return out.logits[:, -1, :].float(), out.past_key_values, mask, pos[:, -1:]
 
     def _sample(self, logits, gen):
-        torch = self.torch
-        if not self.cfg.do_sample:
-            return logits.argmax(-1)
-        probs = torch.softmax(logits / max(self.cfg.temperature, 1e-5), -1)
-        sorted_p, sorted_i = probs.sort(-1, descending=True)
-        cut = sorted_p.cumsum(-1) - sorted_p > self.cfg.top_p
-        sorted_p[cut] = 0
-        choice = torch.multinomial(sorted_p / sorted_p.sum(-1, keepdim=True), 1, generator=gen)
-        return sorted_i.gather(-1, choice).squeeze(-1)
+        return sample(logits, self.cfg, gen)
 
     # ----- assists ---------------------------------------------------------------------------
     def _commit(self, r: _Row, text: str, parsed: Any) -> None:
@@ -589,6 +578,29 @@ class ToolLoopEngine:
         r.out.stop_reason = reason
         r.out.output_ids = r.ids[r.out.prompt_tokens:]
         r.out.latency_ms = (time.perf_counter() - t_start) * 1000
+
+
+def stop_ids(tokenizer: Any, fmt: ChatFormat) -> tuple[set[int], int | None]:
+    """The ids that end a turn (eos and the format's turn end, where the tokenizer has them), and the
+    turn-end id alone (None where it is not one known token)."""
+    turn_end = tokenizer.convert_tokens_to_ids(fmt.turn_end)
+    turn_end = turn_end if isinstance(turn_end, int) and turn_end != tokenizer.unk_token_id else None
+    eos = {i for i in [tokenizer.eos_token_id, turn_end] if isinstance(i, int) and i != tokenizer.unk_token_id}
+    return eos, turn_end
+
+
+def sample(logits: Any, cfg: GenerationConfig, gen: Any) -> Any:
+    """The next id of each row of `logits` (rows x vocab): greedy, or top-p sampling at the temperature."""
+    import torch
+
+    if not cfg.do_sample:
+        return logits.argmax(-1)
+    probs = torch.softmax(logits / max(cfg.temperature, 1e-5), -1)
+    sorted_p, sorted_i = probs.sort(-1, descending=True)
+    cut = sorted_p.cumsum(-1) - sorted_p > cfg.top_p
+    sorted_p[cut] = 0
+    choice = torch.multinomial(sorted_p / sorted_p.sum(-1, keepdim=True), 1, generator=gen)
+    return sorted_i.gather(-1, choice).squeeze(-1)
 
 
 def run_tool(call: ToolCall, conv: Conversation, pool: ThreadPoolExecutor,

@@ -27,7 +27,7 @@ from toolcore.executors import ExecutionContext
 from toolcore.formats import ChatFormat
 from toolcore.tokenize import encode_continuation, encode_prompt
 
-from .engine import CaseOutput, Event, Timing, _json, default_context, run_tool
+from .engine import CaseOutput, Event, Timing, _json, default_context, run_tool, sample, stop_ids
 from .generation import GenerationConfig
 
 
@@ -76,10 +76,7 @@ class LlamaCppEngine:
             raise ToolkitError(f"the GGUF has {self.n_vocab} tokens, its tokenizer {len(tokenizer)}", file=str(gguf),
                                field="model.tokenizer", fix="give the tokenizer the model was trained with (train.export "
                                                             "writes it beside the GGUF)")
-        self.eos_ids = {i for i in [tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids(fmt.turn_end)]
-                        if isinstance(i, int) and i != tokenizer.unk_token_id}
-        self.turn_end_id = next((i for i in [tokenizer.convert_tokens_to_ids(fmt.turn_end)]
-                                 if isinstance(i, int) and i != tokenizer.unk_token_id), None)
+        self.eos_ids, self.turn_end_id = stop_ids(tokenizer, fmt)
         self.call_start = getattr(fmt, "call_start", "")
         self.timing = Timing()
         self.context = context or default_context
@@ -112,14 +109,6 @@ class LlamaCppEngine:
 
         ptr = llama_get_logits_ith(self.llm._ctx.ctx, -1)
         return self.torch.from_numpy(np.ctypeslib.as_array(ptr, shape=(1, self.n_vocab)).copy())
-
-    def _pick(self, logits) -> int:
-        if not self.cfg.do_sample:
-            return int(logits[0].argmax())
-        probs = self.torch.softmax(logits[0] / max(self.cfg.temperature, 1e-5), -1)
-        sorted_p, sorted_i = probs.sort(descending=True)
-        sorted_p[(sorted_p.cumsum(-1) - sorted_p) > self.cfg.top_p] = 0
-        return int(sorted_i[self.torch.multinomial(sorted_p / sorted_p.sum(), 1, generator=self.gen)])
 
     # ----- the loop ------------------------------------------------------------------------------
     def run(self, conversations: Sequence[Conversation]) -> list[CaseOutput]:
@@ -157,7 +146,7 @@ class LlamaCppEngine:
                 if end_now:
                     self.constraint.force(logits, [0], self.turn_end_id)
                 self.timing.constrain_s += time.perf_counter() - t0
-            tid = self._pick(logits)
+            tid = int(sample(logits, self.cfg, self.gen)[0])
             out.new_tokens += 1
             end_now = False
             segment.append(tid)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from toolcore.errors import ToolkitError
 from toolcore.files import folder_written_atomically, write_text_atomic
+from toolcore.hub import cache_dir
 from toolcore.run_record import read_family_record
 
 from .merge import merge
@@ -39,10 +40,6 @@ TYPES = ("f16", "q8_0", "q4_k_m")
 FTYPE = {"q8_0": 7, "q4_k_m": 15, "q5_k_m": 17, "q4_0": 2, "q6_k": 18}
 UNSUPPORTED = {"lfm2_audio": "liquid-audio's speech model", "ovis2_5": "Ovis2.5's vision tower"}
 CONVERTER = "convert_hf_to_gguf.py"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("TOOLKIT_CACHE", Path.home() / ".cache" / "toolcall-toolkit"))
 
 
 def llama_cpp_source(given: str | None = None) -> Path:
@@ -61,10 +58,10 @@ def llama_cpp_source(given: str | None = None) -> Path:
     except Exception:
         raise ToolkitError("llama-cpp-python is not installed", field="--llama-cpp",
                            fix="pip install 'toolcall-toolkit[llamacpp]', or give --llama-cpp <llama.cpp checkout>") from None
-    root = cache_root() / "llama.cpp" / ver
+    root = cache_dir() / "llama.cpp" / ver
     if (root / CONVERTER).exists():
         return root
-    download = cache_root() / "llama.cpp" / f"sdist-{ver}"
+    download = cache_dir() / "llama.cpp" / f"sdist-{ver}"
     download.mkdir(parents=True, exist_ok=True)
     print(f"export: fetching llama.cpp's converter (the llama-cpp-python {ver} source distribution)", flush=True)
     r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
