@@ -79,20 +79,28 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_speech.py
 	$(PY) benchmarks/bench_token_init.py
 
-## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> demo-eval
+## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> GGUF export -> demo-eval
 DEMO := runs/demo
 DEMO_TEST_CASES ?= 300
 demo: $(STAMP)
 	$(PY) -m data_gen
 	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO)
+	$(PY) -m train.export $(DEMO) --types q8_0
 	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval
 
 ## demo-eval (BFCL_DIR=<folder of BFCL_v*_*.json + possible_answer/> adds the BFCL categories): the demo adapter
 ## under the call grammar alone (the default), free, and with the opt-in assists (ASSISTS), beside the base
 ## model, the symbolic pre-parser and the router (with the tool detector's veto), on the hackathon 30, the
-## hand-written held-out set, the not-said-verbatim suite and the generated test split
-TUNED := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
+## hand-written held-out set, the not-said-verbatim suite and the generated test split.
+## The tuned model runs from its q8_0 GGUF through llama.cpp (DEMO_BACKEND=llamacpp, the fast path: the same
+## calls as the transformers engine, docs/on-device.md); DEMO_BACKEND=hf runs the adapter through transformers.
+## The assists exist only on the transformers engine, so the assisted rows always run there.
+DEMO_BACKEND ?= llamacpp
+TUNED_HF := model=smollm2 model.adapter=$(DEMO)/adapter model.name=smollm2-tuned
+TUNED_llamacpp := model=llamacpp model.path=$(DEMO)/gguf/model-q8_0.gguf model.name=smollm2-tuned
+TUNED_hf := $(TUNED_HF)
+TUNED := $(TUNED_$(DEMO_BACKEND))
 ASSISTS := model.generation.next_call_p=0.15 model.generation.divert_repeats=true
 demo-eval: $(STAMP)
 	@set -e; for s in hackathon30 handwritten not_verbatim test; do \
@@ -103,7 +111,7 @@ demo-eval: $(STAMP)
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) output_dir=$(DEMO)/eval/tuned-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) model.generation.constrained=false model.name=smollm2-tuned-free \
 	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
-	  $(PY) -m eval suite=$$suite $$extra $(TUNED) $(ASSISTS) model.name=smollm2-tuned-assisted \
+	  $(PY) -m eval suite=$$suite $$extra $(TUNED_HF) $(ASSISTS) model.name=smollm2-tuned-assisted \
 	    output_dir=$(DEMO)/eval/tuned-assisted-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra model=router model.inner.adapter=$(DEMO)/adapter model.inner.name=smollm2-tuned \
 	    model.detector=$(DEMO)/detector output_dir=$(DEMO)/eval/router-$$s; \

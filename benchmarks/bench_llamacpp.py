@@ -1,14 +1,18 @@
 """The llama.cpp engine on exported GGUF files against the transformers engine and transformers' batched
-`generate`, on the hackathon 30, with the same adapter and the same decoding (greedy, the call grammar).
+`generate`, with the same adapter and the same decoding (greedy, the call grammar), on the hackathon 30,
+the hand-written set and the first 300 cases of the generated test split.
 
     python -m train.export runs/demo                     # first: runs/demo/gguf/
-    python benchmarks/bench_llamacpp.py --run runs/demo [--types f16 q8_0 q4_k_m] [--max-new-tokens 96]
+    python benchmarks/bench_llamacpp.py --run runs/demo [--types f16 q8_0 q4_k_m] [--parallel 4]
 
-Printed per backend: wall time for the 30 cases (throughput), single-request latency (each case alone,
-until its calls are written: p50 / p95), mean call F1, the hackathon total score computed with that
-latency, and how many cases give exactly the transformers engine's calls. The `generate` baseline is the
+Per suite and backend: wall time for the whole suite (throughput, and as a multiple of `generate`), mean
+call F1, and how many cases give exactly the transformers engine's calls. The `generate` baseline is the
 strongest plain one (bench_eval.py: length-sorted left-padded batches of 16, greedy, first turn only, so
-it does less work than the engines' full tool loop). Run it on an idle machine: the load average is printed.
+it does less work than the engines' full tool loop). Then single-request latency on the hackathon 30 (each
+case alone, until its calls are written: p50 / p95) and the hackathon total score computed with it:
+"cold" clears llama.cpp's cache before every request; "warm" keeps the last request's keys and values, as
+an app asking with the same system prompt and tools would (only the prefix the two prompts share is
+reused). Run it on an idle machine: the load average is printed.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from runtime.llamacpp_engine import LlamaCppEngine
 from runtime.models.hf import load_model_and_tokenizer
 from toolcore.formats import get_format
 from toolcore.metric import CaseResult, call_f1, total_score
-from toolcore.suites import load_suite
+from toolcore.suites import load_cases
 from toolcore.tokenize import encode_prompt
 
 from bench_eval import generate_batched   # benchmarks/ is on sys.path when run as a script
@@ -38,61 +42,88 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def measure(engine, convs, cases, reference=None):
+def suite_figures(engine, cases, reference=None) -> tuple[list, dict]:
     t0 = time.perf_counter()
-    outs = engine.run(convs)
+    outs = engine.run([c.conversation for c in cases])
     wall = time.perf_counter() - t0
-    single = []
-    for conv in convs:                                   # each case alone: until its calls are written
-        o = engine.run([conv])[0]
-        single.append(o.first_call_ms or o.latency_ms)
     f1 = statistics.mean(call_f1(c.expected_calls, o.calls) for c, o in zip(cases, outs))
+    same = None if reference is None else sum(a.calls == b.calls for a, b in zip(reference, outs))
+    return outs, {"wall_s": wall, "f1": f1, "same": same, "n": len(cases)}
+
+
+def latency(engine, cases, *, cold: bool) -> dict:
+    single, outs = [], []
+    for case in cases:
+        if cold and hasattr(engine, "lc"):
+            for seq in range(engine.lc.parallel):
+                engine.lc.keep(seq, 0)
+        o = engine.run([case.conversation])[0]
+        outs.append(o)
+        single.append(o.first_call_ms or o.latency_ms)
     results = [CaseResult(c.id, c.difficulty, c.expected_calls, o.calls, latency_ms=ms)
                for c, o, ms in zip(cases, outs, single)]
-    same = None if reference is None else sum(a.calls == b.calls for a, b in zip(reference, outs))
-    return outs, {"wall_s": wall, "p50": percentile(single, 0.5), "p95": percentile(single, 0.95), "f1": f1,
-                  "score": total_score(results), "same": same}
+    return {"p50": percentile(single, 0.5), "p95": percentile(single, 0.95), "mean": statistics.mean(single),
+            "score": total_score(results)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", default="runs/demo")
     ap.add_argument("--types", nargs="+", default=["f16", "q8_0", "q4_k_m"])
+    ap.add_argument("--suites", nargs="+", default=["hackathon30", "handwritten", "data/default"])
+    ap.add_argument("--test-cases", type=int, default=300, help="cases of a dataset folder's test split")
     ap.add_argument("--max-new-tokens", type=int, default=96)
+    ap.add_argument("--parallel", type=int, default=4, help="llama.cpp sequences decoded together")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     args = ap.parse_args()
     run = Path(args.run)
-    cases = load_suite("hackathon30")
-    convs = [c.conversation for c in cases]
     fmt = get_format("generic")
     gen = GenerationConfig(max_new_tokens=args.max_new_tokens)
-    rows = []
-    from toolcore.run_record import read_family_record
     from toolcore.hub import resolve_model_path
+    from toolcore.run_record import read_family_record
 
     base = resolve_model_path(read_family_record(run / "adapter")["path"])
     model, tok = load_model_and_tokenizer(base, adapter=str(run / "adapter"))
-    prompts = [encode_prompt(tok, fmt, c) for c in convs]
     eos = sorted({tok.eos_token_id, tok.convert_tokens_to_ids(fmt.turn_end)})
-    t0 = time.perf_counter()
-    generate_batched(model, prompts, eos, tok.pad_token_id, args.max_new_tokens, 16)
-    rows.append(("transformers generate (first turn, batch 16)", {"wall_s": time.perf_counter() - t0}))
-    reference, figures = measure(ToolLoopEngine(model, tok, fmt, gen), convs, cases)
-    rows.append(("transformers engine (tool loop, batch 16)", figures))
-    del model
-    for kind in args.types:
-        engine = LlamaCppEngine(str(run / "gguf" / f"model-{kind}.gguf"), tok, fmt, gen, threads=args.threads)
-        rows.append((f"llama.cpp engine {kind}", measure(engine, convs, cases, reference)[1]))
-    base_wall = rows[0][1]["wall_s"]
-    table = Table(title=f"hackathon 30, {run} (load average {os.getloadavg()[0]:.2f}, {args.threads} threads)")
-    for col in ("backend", "wall s", "x generate", "p50 ms", "p95 ms", "F1", "score", "same calls"):
+    hf_engine = ToolLoopEngine(model, tok, fmt, gen)
+    engines = {kind: LlamaCppEngine(str(run / "gguf" / f"model-{kind}.gguf"), tok, fmt, gen, parallel=args.parallel,
+                                    threads=args.threads) for kind in args.types}
+    console = Console()
+    for suite in args.suites:
+        cases = load_cases(suite, limit=args.test_cases if Path(suite).is_dir() else None)
+        prompts = [encode_prompt(tok, fmt, c.conversation) for c in cases]
+        t0 = time.perf_counter()
+        generate_batched(model, prompts, eos, tok.pad_token_id, args.max_new_tokens, 16)
+        rows = [("transformers generate (first turn, batch 16)", {"wall_s": time.perf_counter() - t0})]
+        reference, figures = suite_figures(hf_engine, cases)
+        rows.append(("transformers engine (tool loop, batch 16)", figures))
+        for kind, engine in engines.items():
+            rows.append((f"llama.cpp {kind} (tool loop, {args.parallel} sequences)",
+                         suite_figures(engine, cases, reference)[1]))
+        base_wall = rows[0][1]["wall_s"]
+        table = Table(title=f"{suite} ({len(cases)} cases), {run}: load average {os.getloadavg()[0]:.2f}, "
+                            f"{args.threads} threads")
+        for col in ("backend", "wall s", "x generate", "F1", "same calls as transformers"):
+            table.add_column(col)
+        for name, f in rows:
+            table.add_row(name, f"{f['wall_s']:.1f}", f"{base_wall / f['wall_s']:.2f}",
+                          f"{f['f1']:.3f}" if "f1" in f else "-",
+                          "-" if f.get("same") is None else f"{f['same']}/{f['n']}")
+        console.print(table)
+    cases = load_cases("hackathon30")
+    table = Table(title=f"hackathon 30, one request alone until its calls (load average {os.getloadavg()[0]:.2f})")
+    for col in ("backend", "cache", "p50 ms", "p95 ms", "mean ms", "total score"):
         table.add_column(col)
-    for name, f in rows:
-        table.add_row(name, f"{f['wall_s']:.1f}", f"{base_wall / f['wall_s']:.2f}",
-                      *(f"{f[k]:.0f}" if k in f else "-" for k in ("p50", "p95")),
-                      f"{f['f1']:.3f}" if "f1" in f else "-", f"{f['score']:.1f}" if "score" in f else "-",
-                      "-" if f.get("same") is None else f"{f['same']}/30")
-    Console().print(table)
+    hf_engine.cfg.batch_size = 1
+    f = latency(hf_engine, cases, cold=False)
+    table.add_row("transformers engine", "prefix store", f"{f['p50']:.0f}", f"{f['p95']:.0f}", f"{f['mean']:.0f}",
+                  f"{f['score']:.1f}")
+    for kind, engine in engines.items():
+        for cold in (True, False):
+            f = latency(engine, cases, cold=cold)
+            table.add_row(f"llama.cpp {kind}", "cold" if cold else "warm", f"{f['p50']:.0f}", f"{f['p95']:.0f}",
+                          f"{f['mean']:.0f}", f"{f['score']:.1f}")
+    console.print(table)
 
 
 if __name__ == "__main__":

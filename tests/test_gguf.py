@@ -104,3 +104,40 @@ def test_export_refuses_a_folder_that_is_not_a_run(tmp_path):
     r = subprocess.run([sys.executable, "-m", "train.export", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 2 and "not a training run" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_sequences_decoded_together_give_the_calls_of_one_at_a_time(exported):
+    """Several conversations share one llama_decode a step (each its own sequence of the context): the
+    calls and text of each are those it gets alone."""
+    from runtime.models.llamacpp import LlamaCppModel
+
+    cases = load_suite("hackathon30")[:12]
+    gen = {"max_new_tokens": 40}
+    together = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation=gen, parallel=4, threads=2)
+    alone = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation=gen, parallel=1, threads=2)
+    a, b = together.predict(cases), alone.predict(cases)
+    assert [p.calls for p in a] == [p.calls for p in b]
+    assert sum(x.raw_text == y.raw_text for x, y in zip(a, b)) >= len(cases) - 1
+    assert together.engine.timing.steps < alone.engine.timing.steps    # fewer llama_decode calls for the same ids
+
+
+def test_a_prompt_that_starts_like_the_last_one_computes_only_the_rest(exported):
+    from runtime.models.llamacpp import LlamaCppModel
+    from toolcore.conversation import Conversation, Message
+    from toolcore.tokenize import encode_prompt
+
+    case = load_suite("hackathon30")[0]
+    model = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation={"max_new_tokens": 24}, parallel=2, threads=2)
+    engine = model.engine
+    first = engine.run([case.conversation])[0]
+    assert engine.reused_tokens == 0
+    # the same system prompt and tools, another request: their ids come from the cache
+    other = Conversation([Message.text("user", "What's the weather like in Lisbon?")], case.conversation.tools)
+    again = engine.run([other])[0]
+    shared = encode_prompt(engine.tok, engine.fmt, case.conversation)
+    mine = encode_prompt(engine.tok, engine.fmt, other)
+    prefix = next(k for k, (x, y) in enumerate(zip(shared, mine)) if x != y)
+    assert engine.reused_tokens == prefix > 50
+    fresh = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation={"max_new_tokens": 24}, parallel=1, threads=2)
+    assert fresh.engine.run([other])[0].output_ids == again.output_ids     # reusing changes nothing
+    assert first.prompt_tokens == len(shared)
