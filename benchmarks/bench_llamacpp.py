@@ -70,7 +70,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", default="runs/demo")
     ap.add_argument("--types", nargs="+", default=["f16", "q8_0", "q4_k_m"])
-    ap.add_argument("--suites", nargs="+", default=["hackathon30", "handwritten", "data/default"])
+    ap.add_argument("--suites", nargs="*", default=["hackathon30", "handwritten", "data/default"],
+                    help="suites for the throughput tables (none: the latency table only)")
     ap.add_argument("--test-cases", type=int, default=300, help="cases of a dataset folder's test split")
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--parallel", type=int, default=4, help="llama.cpp sequences decoded together")

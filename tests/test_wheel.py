@@ -96,6 +96,14 @@ def test_a_stage_that_needs_a_missing_extra_names_it_in_one_line(installed):
     assert len(lines) == 1 and "[serve]" in lines[0] and "pip install 'toolcall-toolkit[serve]'" in lines[0], r.stderr
 
 
+def test_a_slurm_launcher_without_the_cluster_extra_names_it_in_one_line(installed):
+    venv, _, _ = installed
+    for override in ("hydra/launcher=submitit_slurm", "+launcher=slurm_cpu"):
+        r = run(installed, str(venv / "bin" / "toolcall-train"), "+recipe=smollm2_cpu_lora", override, "-m")
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "[cluster]" in lines[0], r.stderr
+
+
 def test_each_stage_help_lists_its_own_groups_and_starred_keys(installed):
     venv, _, _ = installed
     r = run(installed, str(venv / "bin" / "toolcall-train"), "--help")

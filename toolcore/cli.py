@@ -164,6 +164,24 @@ def informational(argv: list[str]) -> bool:
     return any(a.startswith(("--cfg", "-c", "--help", "-h", "--info", "--hydra-help", "--shell-completion")) for a in argv)
 
 
+def missing_launcher(argv: list[str]) -> str | None:
+    """The one-line error for a Slurm launcher (`hydra/launcher=submitit_slurm`, `+launcher=slurm_1gpu`) asked
+    for without Hydra's submitit plugin installed: Hydra would only say it cannot find the config."""
+    import importlib.util
+
+    if not any(re.match(r"^\+*(hydra/launcher=submitit|launcher=slurm)", a) for a in argv):
+        return None
+    try:
+        if importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None:
+            return None
+    except ModuleNotFoundError:
+        pass
+    from .extras import install_line
+
+    return ("a Slurm launcher needs Hydra's submitit plugin, which the [cluster] extra installs "
+            f"(fix: {install_line('cluster')})")
+
+
 def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
     import hydra
     from hydra.errors import InstantiationException
@@ -178,6 +196,10 @@ def hydra_main(config_name: str, task: Callable[[Any], Any]) -> None:
 
         print(render_help(config_name, getattr(sys.modules.get("__main__"), "__doc__", None) or ""))
         raise SystemExit(0)
+    line = missing_launcher(argv)
+    if line:
+        print(f"error: {line}", file=sys.stderr)
+        raise SystemExit(2)
     multirun = any(a in ("-m", "--multirun") for a in argv)
     if not multirun and not informational(argv):
         problem = check_overrides(config_name, [a for a in argv if not a.startswith("-")])
