@@ -111,13 +111,6 @@ class ToolLoopEngine(RowSteps):
             self.constraint = CallConstraint(tokenizer, fmt, vocab)
 
     # ----- public API --------------------------------------------------------------------------
-    def run(self, conversations: Sequence[Conversation]) -> list[CaseOutput]:
-        outputs: list[CaseOutput | None] = [None] * len(conversations)
-        for ev in self.events(conversations):
-            if ev.kind == "done":
-                outputs[ev.index] = ev.output
-        return outputs  # type: ignore[return-value]
-
     def stream(self, conversation: Conversation) -> Iterator[Event]:
         """Text pieces and call/result events of one conversation as they happen."""
         yield from self.events([conversation], batch_size=1)

@@ -33,7 +33,7 @@ from toolcore.tokenize import encode_prompt
 
 from .generation import GenerationConfig
 from .kv_cache import common_prefix
-from .rows import CaseOutput, Event, Row, RowSteps, Timing, default_context, sample, stop_ids
+from .rows import Event, Row, RowSteps, Timing, default_context, sample, stop_ids
 
 PREFIX_SCAN = 64        # waiting conversations compared with a free sequence's cache to pick the next one
 
@@ -150,13 +150,6 @@ class LlamaCppEngine(RowSteps):
             self.constraint = CallConstraint(tokenizer, fmt, self.n_vocab)
 
     # ----- public API --------------------------------------------------------------------------
-    def run(self, conversations: Sequence[Conversation]) -> list[CaseOutput]:
-        outputs: list[CaseOutput | None] = [None] * len(conversations)
-        for ev in self.events(conversations):
-            if ev.kind == "done":
-                outputs[ev.index] = ev.output
-        return outputs  # type: ignore[return-value]
-
     def stream(self, conversation: Conversation) -> Iterator[Event]:
         return self.events([conversation])
 

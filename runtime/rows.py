@@ -11,7 +11,7 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from toolcore.conversation import Conversation, Message
 from toolcore.executors import ExecutionContext, ToolResult, execute
@@ -120,6 +120,17 @@ class RowSteps:
     # hand_back(conv, calls) -> True: the row ends with these calls unexecuted (stop_reason "tool_calls")
     # for a caller that runs them itself (the OpenAI server returns them to its client)
     hand_back: Callable[[Conversation, list[ToolCall]], bool] | None
+
+    def events(self, conversations: Sequence[Conversation], batch_size: int | None = None) -> Iterator[Event]:
+        raise NotImplementedError
+
+    def run(self, conversations: Sequence[Conversation]) -> list[CaseOutput]:
+        """Every conversation's output, in order (the 'done' events of `events`)."""
+        outputs: list[CaseOutput | None] = [None] * len(conversations)
+        for ev in self.events(conversations):
+            if ev.kind == "done":
+                outputs[ev.index] = ev.output
+        return outputs  # type: ignore[return-value]
 
     def _apply_grammar(self, rows: list[Row], logits: Any) -> None:
         """Mask each row's logits (one row of `logits` per row) under the call grammar."""
