@@ -81,10 +81,12 @@ bench: $(STAMP)
 
 ## demo: the whole loop on this machine: data -> LoRA training of SmolLM2 on CPU -> GGUF export -> demo-eval
 DEMO := runs/demo
-DEMO_TEST_CASES ?= 300
+DEMO_TEST_CASES ?= 100
+# the training seed (LoRA init, dropout, example order); the data stays the same
+DEMO_SEED ?= 0
 demo: $(STAMP)
 	$(PY) -m data_gen
-	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO)
+	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO) training.seed=$(DEMO_SEED) data.shuffle_seed=$(DEMO_SEED)
 	$(PY) -m train.export $(DEMO) --types f16 q8_0
 	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval

@@ -32,7 +32,7 @@ def run(cfg) -> dict:
                        metric=config.metric, batch_cases=config.batch_cases, progress=config.progress,
                        model_config=OmegaConf.to_container(cfg.model, resolve=True))
     keys = ("model", "suite", "cases", "accuracy", "accuracy_by_category", "f1", "score", "f1_by_difficulty",
-            "tool_name_f1", "argument_accuracy", "parse_failure_rate")
+            "tool_name_f1", "argument_accuracy", "parse_failure_rate", "errors")
     print(json.dumps({k: summary[k] for k in keys if k in summary} | {
         "f1_with_repair": summary["variants"]["repaired"]["f1"], "latency": summary["latency"],
         "routes": summary["routes"], "invalid_calls": summary["invalid_calls"], "assists": summary["assists"],

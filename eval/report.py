@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from toolcore.errors import ToolkitError
 from toolcore.files import write_text_atomic
+from toolcore.metric import error_kinds
 
 from .vision_report import vision_section
 
@@ -223,6 +224,16 @@ def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
     return ["model", "suite", "cases", "accuracy", *cats], rows
 
 
+def error_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
+    """Cases per error kind (`toolcore.metric.error_kinds`), one column per run; read from the
+    predictions, so folders written before summaries recorded it are counted too."""
+    counts = [Counter(k for c in r.cases for k in error_kinds(c["expected_calls"], c["predicted_calls"])) for r in runs]
+    kinds = sorted(set().union(*counts), key=lambda k: (-sum(c[k] for c in counts), k)) if counts else []
+    head = ["error (cases)", *(f"{r.label} / {r.suite}" for r in runs)]
+    rows = [["exact", *(sum(not error_kinds(c["expected_calls"], c["predicted_calls"]) for c in r.cases) for r in runs)]]
+    return head, rows + [[k, *(c[k] for c in counts)] for k in kinds]
+
+
 def snr_label(c: dict) -> str:
     snr = c.get("snr_db")
     return "clean" if snr is None else f"{snr:g} dB"
@@ -293,6 +304,13 @@ def worst_cases(run: Run, k: int) -> str:
     return "".join(out)
 
 
+def _html_table(table_id: str, title: str, note: str, head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    cells = ["<tr>" + "".join(f"<td>{_fmt(v)}</td>" if isinstance(v, str) else f"<td class=num>{_fmt(v)}</td>"
+                              for v in row) + "</tr>" for row in rows]
+    return (f"<h2>{html.escape(title)}</h2><p class=muted>{note}</p><table id={table_id}><tr>"
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>" + "".join(cells) + "</table>")
+
+
 def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
     by_suite: dict[str, list[Run]] = defaultdict(list)
     for r in runs:
@@ -310,12 +328,12 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
     parts.append("</table>")
     head, arows = accuracy_rows(runs)
     if arows:
-        parts.append("<h2>BFCL accuracy</h2><p class=muted>BFCL's AST checker (metric=bfcl_ast): share of cases "
-                     "passed, overall and per category.</p><table id=accuracy><tr>"
-                     + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{_fmt(v)}</td>" if isinstance(v, str) else f"<td class=num>{_fmt(v)}</td>"
-                                   for v in row) + "</tr>" for row in arows]
-        parts.append("</table>")
+        parts.append(_html_table("accuracy", "BFCL accuracy", "BFCL's AST checker (metric=bfcl_ast): share of cases "
+                                 "passed, overall and per category.", head, arows))
+    ehead, erows = error_rows(runs)
+    if len(erows) > 1:
+        parts.append(_html_table("errors", "What went wrong", "Cases per kind of error (a case may have several): "
+                                 "a wrong value is counted by the expected value's JSON type.", ehead, erows))
     levels, srows = speech_rows(runs)
     if srows:
         parts.append("<h2>Speech in</h2><p class=muted>F1 by signal-to-noise ratio of the user clip; ASR WER is the "
@@ -354,6 +372,11 @@ def render_markdown(runs: Sequence[Run], title: str) -> str:
     if arows:
         lines += ["", "## BFCL accuracy", "", "| " + " | ".join(ahead) + " |", "|" + "---|" * len(ahead)]
         lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in arows]
+    ehead, erows = error_rows(runs)
+    if len(erows) > 1:
+        lines += ["", "## What went wrong (cases per kind of error)", "", "| " + " | ".join(ehead) + " |",
+                  "|" + "---|" * len(ehead)]
+        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in erows]
     levels, srows = speech_rows(runs)
     if srows:
         head = ["model", "suite", *(f"F1 {l}" for l in levels), "ASR WER"]

@@ -2,7 +2,8 @@
 
 import pytest
 
-from toolcore.metric import CaseResult, argument_accuracy, call_f1, name_f1, summarize, total_score
+from toolcore.metric import (CaseResult, argument_accuracy, call_f1, error_counts, error_kinds, name_f1, summarize,
+                             total_score)
 
 
 def c(name, **args):
@@ -61,6 +62,27 @@ def test_name_and_argument_accuracy():
     assert argument_accuracy([c("a", x=1)], [c("b", x=1)]) == (0, 0)
 
 
+def test_error_kinds_name_what_is_wrong():
+    assert error_kinds([c("a", x=1)], [c("a", x=1, extra=2)]) == []          # extra arguments are not scored
+    assert error_kinds([], []) == [] and error_kinds([c("a")], []) == ["no call"]
+    assert error_kinds([], [c("a")]) == ["call where none was wanted"]
+    assert error_kinds([c("a", x=1)], [c("b", x=1)]) == ["wrong tool"]
+    assert error_kinds([c("a"), c("b")], [c("c")]) == ["too few calls", "wrong tool"]
+    assert error_kinds([c("a", t="Paris")], [c("a", t="paris"), c("a", t="Rome")]) == ["too many calls"]
+    assert error_kinds([c("a", x=[1, 2], y=True, z="A")], [c("a", x=[1], y=True)]) == [
+        "argument left out", "wrong value (array)"]
+    assert error_kinds([c("a", n=5, o={"k": 1})], [c("a", n="5", o={"k": 2})]) == [
+        "wrong value (number)", "wrong value (object)"]
+    # the two calls of one tool pair up by their arguments, not by order
+    assert error_kinds([c("a", x=1), c("a", x=2)], [c("a", x=2), c("a", x=3)]) == ["wrong value (number)"]
+    cases = [CaseResult("1", "", [c("a", x=1)], []), CaseResult("2", "", [c("a", x=1)], [c("b")]),
+             CaseResult("3", "", [c("a", x=1)], [])]
+    assert error_counts(cases) == {"no call": 2, "wrong tool": 1}
+    # every imperfect case has a kind, a perfect one none
+    for case in cases + [CaseResult("4", "", [c("a", x=1)], [c("a", x=1)])]:
+        assert bool(error_kinds(case.expected, case.predicted)) == (case.f1 < 1.0)
+
+
 def test_summary_breakdowns():
     cases = [CaseResult("1", "easy", [c("w", location="Paris")], [c("w", location="Paris")]),
              CaseResult("2", "hard", [c("w", location="Paris"), c("t", minutes=5)], [c("w", location="Rome")],
@@ -68,4 +90,5 @@ def test_summary_breakdowns():
     s = summarize(cases)
     assert s["f1"] == 0.5 and s["f1_by_difficulty"] == {"easy": 1.0, "hard": 0.0}
     assert s["f1_by_tool"]["t"] == 0.0 and s["f1_by_num_calls"] == {"1": 1.0, "2": 0.0}
+    assert s["errors"] == {"too few calls": 1, "wrong value (string)": 1}
     assert s["parse_failure_rate"] == 0.5

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from runtime.models import SymbolicModel
 from eval.report import confusion, write_report
 from eval.runner import evaluate
+from toolcore.metric import call_f1
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -29,6 +31,10 @@ def report(tmp_path_factory):
 def test_markdown_summary(report):
     md = report.with_suffix(".md").read_text()
     assert "| symbolic | hackathon30 | 30 |" in md and "| symbolic +repair | hackathon30 | 30 |" in md
+    # the error table counts, per run, the cases whose calls are exact, from its predictions
+    rows = [json.loads(line) for line in (report.parent / "sym" / "predictions.jsonl").read_text().splitlines()]
+    exact = sum(call_f1(r["expected_calls"], r["predicted_calls"]) == 1.0 for r in rows)
+    assert "## What went wrong (cases per kind of error)" in md and f"| exact | {exact} | " in md
 
 
 def test_confusion_pairs_missing_and_extra_calls():

@@ -82,14 +82,11 @@ def name_f1(expected: Sequence, predicted: Sequence) -> float:
     return 0.0 if p + r == 0 else 2 * p * r / (p + r)
 
 
-def argument_accuracy(expected: Sequence, predicted: Sequence) -> tuple[int, int]:
-    """(correct, total) expected arguments, among expected calls whose tool was predicted.
-
-    Each expected call is paired with the unused prediction of the same name that gets most of its
-    arguments right, so a wrong argument is counted once, not hidden by the name score."""
-    exp, pred = [_as_call(c) for c in expected], [_as_call(c) for c in predicted]
+def _pairs_by_name(exp: Sequence[ToolCall], pred: Sequence[ToolCall]) -> list[tuple[ToolCall, ToolCall]]:
+    """Each expected call with the unused prediction of the same name that gets most of its arguments
+    right (none where no prediction of its name is left)."""
     used = [False] * len(pred)
-    correct = total = 0
+    pairs = []
     for e in exp:
         best, best_j = -1, -1
         for j, p in enumerate(pred):
@@ -100,9 +97,60 @@ def argument_accuracy(expected: Sequence, predicted: Sequence) -> tuple[int, int
                 best, best_j = score, j
         if best_j >= 0:
             used[best_j] = True
-            correct += best
-            total += len(e.arguments)
-    return correct, total
+            pairs.append((e, pred[best_j]))
+    return pairs
+
+
+def argument_accuracy(expected: Sequence, predicted: Sequence) -> tuple[int, int]:
+    """(correct, total) expected arguments, among expected calls whose tool was predicted.
+
+    Each expected call is paired with the unused prediction of the same name that gets most of its
+    arguments right, so a wrong argument is counted once, not hidden by the name score."""
+    pairs = _pairs_by_name([_as_call(c) for c in expected], [_as_call(c) for c in predicted])
+    correct = sum(k in p.arguments and values_equal(v, p.arguments[k]) for e, p in pairs for k, v in e.arguments.items())
+    return correct, sum(len(e.arguments) for e, _ in pairs)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return {list: "array", dict: "object"}.get(type(value), "null")
+
+
+def error_kinds(expected: Sequence, predicted: Sequence) -> list[str]:
+    """What is wrong with a case's calls, in the metric's own terms (empty when F1 is 1.0): no call
+    where one was wanted, a call where none was, a wrong tool, too few / too many calls, and, for
+    calls of the right tool, an expected argument left out or given a wrong value (by the expected
+    value's JSON type, so "wrong value (array)" says the model did not fill a list right)."""
+    exp, pred = [_as_call(c) for c in expected], [_as_call(c) for c in predicted]
+    if not exp or not pred:
+        return [] if not exp and not pred else ["no call"] if exp else ["call where none was wanted"]
+    kinds: set[str] = set()
+    left_e = sum((Counter(e.name for e in exp) - Counter(p.name for p in pred)).values())
+    left_p = sum((Counter(p.name for p in pred) - Counter(e.name for e in exp)).values())
+    if min(left_e, left_p):
+        kinds.add("wrong tool")
+    if left_e > left_p:
+        kinds.add("too few calls")
+    if left_p > left_e:
+        kinds.add("too many calls")
+    for e, p in _pairs_by_name(exp, pred):
+        for k, v in e.arguments.items():
+            if k not in p.arguments:
+                kinds.add("argument left out")
+            elif not values_equal(v, p.arguments[k]):
+                kinds.add(f"wrong value ({_json_type(v)})")
+    return sorted(kinds)
+
+
+def error_counts(cases: Iterable["CaseResult"]) -> dict[str, int]:
+    """Cases per error kind (a case with several kinds counts in each), most frequent first."""
+    counts = Counter(k for c in cases for k in error_kinds(c.expected, c.predicted))
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass
@@ -171,6 +219,7 @@ def summarize(cases: Sequence[CaseResult]) -> dict[str, Any]:
         "f1_by_difficulty": {k: mean_f1(v) for k, v in sorted(groups["difficulty"].items())},
         "f1_by_tool": {k: mean_f1(v) for k, v in sorted(groups["tool"].items())},
         "f1_by_num_calls": {k: mean_f1(v) for k, v in sorted(groups["num_calls"].items())},
+        "errors": error_counts(cases),
         "tool_name_f1": round(mean(name_f1(c.expected, c.predicted) for c in cases), 4) if cases else 0.0,
         "argument_accuracy": round(arg_ok / arg_total, 4) if arg_total else 0.0,
         "parse_failure_rate": round(mean(1.0 if c.parse_failures else 0.0 for c in cases), 4) if cases else 0.0,
