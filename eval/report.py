@@ -225,13 +225,14 @@ def accuracy_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
 
 
 def error_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[Any]]]:
-    """Cases per error kind (`toolcore.metric.error_kinds`), one column per run; read from the
-    predictions, so folders written before summaries recorded it are counted too."""
-    counts = [Counter(k for c in r.cases for k in error_kinds(c["expected_calls"], c["predicted_calls"])) for r in runs]
+    """Cases per error kind (`toolcore.metric.error_kinds`), a row per run, the most frequent kinds first;
+    read from the predictions, so folders written before summaries recorded it are counted too."""
+    per_run = [[error_kinds(c["expected_calls"], c["predicted_calls"]) for c in r.cases] for r in runs]
+    counts = [Counter(k for kinds in cases for k in kinds) for cases in per_run]
     kinds = sorted(set().union(*counts), key=lambda k: (-sum(c[k] for c in counts), k)) if counts else []
-    head = ["error (cases)", *(f"{r.label} / {r.suite}" for r in runs)]
-    rows = [["exact", *(sum(not error_kinds(c["expected_calls"], c["predicted_calls"]) for c in r.cases) for r in runs)]]
-    return head, rows + [[k, *(c[k] for c in counts)] for k in kinds]
+    rows = [[r.label, r.suite, len(r.cases), sum(not k for k in cases), *(c[k] for k in kinds)]
+            for r, cases, c in zip(runs, per_run, counts)]
+    return ["model", "suite", "cases", "exact", *kinds], rows
 
 
 def snr_label(c: dict) -> str:
@@ -331,7 +332,7 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
         parts.append(_html_table("accuracy", "BFCL accuracy", "BFCL's AST checker (metric=bfcl_ast): share of cases "
                                  "passed, overall and per category.", head, arows))
     ehead, erows = error_rows(runs)
-    if len(erows) > 1:
+    if any(len(row) > 4 for row in erows):
         parts.append(_html_table("errors", "What went wrong", "Cases per kind of error (a case may have several): "
                                  "a wrong value is counted by the expected value's JSON type.", ehead, erows))
     levels, srows = speech_rows(runs)
@@ -373,7 +374,7 @@ def render_markdown(runs: Sequence[Run], title: str) -> str:
         lines += ["", "## BFCL accuracy", "", "| " + " | ".join(ahead) + " |", "|" + "---|" * len(ahead)]
         lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in arows]
     ehead, erows = error_rows(runs)
-    if len(erows) > 1:
+    if any(len(row) > 4 for row in erows):
         lines += ["", "## What went wrong (cases per kind of error)", "", "| " + " | ".join(ehead) + " |",
                   "|" + "---|" * len(ehead)]
         lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in erows]

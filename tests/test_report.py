@@ -34,7 +34,7 @@ def test_markdown_summary(report):
     # the error table counts, per run, the cases whose calls are exact, from its predictions
     rows = [json.loads(line) for line in (report.parent / "sym" / "predictions.jsonl").read_text().splitlines()]
     exact = sum(call_f1(r["expected_calls"], r["predicted_calls"]) == 1.0 for r in rows)
-    assert "## What went wrong (cases per kind of error)" in md and f"| exact | {exact} | " in md
+    assert "## What went wrong (cases per kind of error)" in md and f"| symbolic | hackathon30 | 30 | {exact} | " in md
 
 
 def test_confusion_pairs_missing_and_extra_calls():
