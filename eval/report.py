@@ -332,7 +332,7 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
         parts.append(_html_table("accuracy", "BFCL accuracy", "BFCL's AST checker (metric=bfcl_ast): share of cases "
                                  "passed, overall and per category.", head, arows))
     ehead, erows = error_rows(runs)
-    if any(len(row) > 4 for row in erows):
+    if any(row[3] != row[2] for row in erows):        # some case of some run is not exact
         parts.append(_html_table("errors", "What went wrong", "Cases per kind of error (a case may have several): "
                                  "a wrong value is counted by the expected value's JSON type.", ehead, erows))
     levels, srows = speech_rows(runs)
@@ -365,24 +365,23 @@ def render_html(runs: Sequence[Run], title: str, worst: int = 12) -> str:
     return "".join(parts)
 
 
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + [
+        "| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in rows]
+
+
 def render_markdown(runs: Sequence[Run], title: str) -> str:
-    lines = [f"# {title}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-    for row in overview_rows(runs):
-        lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |")
+    lines = [f"# {title}", "", *_md_table(HEAD, overview_rows(runs))]
     ahead, arows = accuracy_rows(runs)
     if arows:
-        lines += ["", "## BFCL accuracy", "", "| " + " | ".join(ahead) + " |", "|" + "---|" * len(ahead)]
-        lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in arows]
+        lines += ["", "## BFCL accuracy", "", *_md_table(ahead, arows)]
     ehead, erows = error_rows(runs)
-    if any(len(row) > 4 for row in erows):
-        lines += ["", "## What went wrong (cases per kind of error)", "", "| " + " | ".join(ehead) + " |",
-                  "|" + "---|" * len(ehead)]
-        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in erows]
+    if any(row[3] != row[2] for row in erows):        # some case of some run is not exact
+        lines += ["", "## What went wrong (cases per kind of error)", "", *_md_table(ehead, erows)]
     levels, srows = speech_rows(runs)
     if srows:
         head = ["model", "suite", *(f"F1 {l}" for l in levels), "ASR WER"]
-        lines += ["", "## Speech in", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |" for row in srows]
+        lines += ["", "## Speech in", "", *_md_table(head, srows)]
     for r in runs:
         lines += ["", f"## {r.label} on {r.suite}", "", "| difficulty | F1 |", "|---|---|"]
         lines += [f"| {k} | {v:.3f} |" for k, v in r.summary.get("f1_by_difficulty", {}).items()]
