@@ -20,6 +20,11 @@ Categories of a request (weights in the config):
   unavailable the request needs a tool that is not offered: the assistant says so, no call
   ask_back    the request names what to do but none of the required values ("I need to set an alarm"):
               the assistant asks for them without calling; the user's next turn gives them, then the calls
+
+Near misses (`contrast_share`): a later call in a conversation may take a tool whose kind of value an
+earlier call set, with that value's near miss (6 AM then 6 PM, 2 minutes then 2 hours; Slot.contrast).
+The two calls differ in one word of the request and in the value, side by side in one row: the clearest
+signal of which word sets the value (hours written from AM/PM are what a small model gets wrong most).
 """
 
 from __future__ import annotations
@@ -109,7 +114,8 @@ def coerce(raw: str, schema: dict[str, Any]) -> Any:
 class Composer:
     def __init__(self, intents: list[Intent], all_tools: list[Tool], vocab: Vocabulary, *, holdout: float,
                  category_weights: dict[str, float], max_distractors: int, spoken_share: float,
-                 requests_per_conversation: dict[int, float], coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig):
+                 requests_per_conversation: dict[int, float], coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig,
+                 contrast_share: float = 0.0):
         self.intents = intents
         self.by_name = {i.name: i for i in intents}
         self.all_tools = all_tools
@@ -123,6 +129,7 @@ class Composer:
         self.coref_share = coref_share
         self.no_tools_offered_share = no_tools_offered_share
         self.surface = surface
+        self.contrast_share = contrast_share
         self.small_talk = {flag: {name: split_pool(vocab[name], holdout, eval_pool=flag)
                                   for name in ("chitchat", "knowledge_questions")} for flag in (False, True)}
         self.result_vocab = {name: [e.value for e in entries] for name, entries in vocab.lists.items()}
@@ -167,8 +174,13 @@ class Composer:
 
     # ----- episodes --------------------------------------------------------------------------
     def tool_episode(self, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext,
-                     n_calls: int) -> tuple[str, list[CallInfo], str]:
-        intents = self.choose_intents(rng, n_calls)
+                     n_calls: int, said: dict[type, SlotValue] | None = None) -> tuple[str, list[CallInfo], str]:
+        """`said`: the last value of each kind of slot set in this conversation so far (updated here),
+        what a near miss is drawn against."""
+        said = {} if said is None else said
+        again = [i for i in self.intents if any(type(s) in said for s in i.slots.values())]
+        near_miss = bool(again) and self.contrast_share > 0 and rng.random() < self.contrast_share
+        intents = self.choose_intents(rng, n_calls, first=rng.choice(again) if near_miss else None)
         clauses: list[list[Piece]] = []
         infos: list[CallInfo] = []
         mood = ""
@@ -176,6 +188,12 @@ class Composer:
         for k, intent in enumerate(intents):
             followup = k > 0 and intent is intents[k - 1] and intent.followups and rng.random() < 0.6
             values = intent.draw_slots(rng, eval_pool)
+            if (k == 0 and near_miss) or (k > 0 and intent is intents[k - 1] and self.contrast_share > 0
+                                           and rng.random() < self.contrast_share):
+                for name, slot in intent.slots.items():
+                    near = slot.contrast(said[type(slot)]) if type(slot) in said else None
+                    if near is not None:
+                        values[name] = near
             for name, slot in intent.slots.items():        # "... and send him a message"
                 if (isinstance(slot, PersonSlot) and mentioned.get("person") and intent is not intents[k - 1]
                         and rng.random() < self.coref_share):
@@ -187,6 +205,8 @@ class Composer:
             for name, slot in intent.slots.items():
                 if isinstance(slot, PersonSlot):
                     mentioned["person"] = values[name]
+                if slot.contrast(values[name]) is not None:
+                    said[type(slot)] = values[name]
             clauses.append(pieces)
             infos.append(CallInfo(intent, call, values, self.run(call, intent.tool, ctx)))
         pieces = self.join(clauses, rng)
@@ -194,7 +214,9 @@ class Composer:
         answer = " ".join(self.answer(info, rng) for info in infos)
         return text, infos, answer
 
-    def choose_intents(self, rng: random.Random, n: int) -> list[Intent]:
+    def choose_intents(self, rng: random.Random, n: int, first: Intent | None = None) -> list[Intent]:
+        if first is not None:       # a near miss of an earlier call leads
+            return [first] + rng.sample([i for i in self.intents if i is not first], min(n - 1, len(self.intents) - 1))
         if n >= 2 and self.person_intents and rng.random() < 0.15:
             # favour pairs that share a person, so coreference shows up often enough to learn
             first = rng.choice(self.person_intents)
@@ -245,9 +267,10 @@ class Composer:
         needed: list[str] = []          # tools some request calls: offered
         excluded: set[str] = set()      # tools an "unavailable" request asks for: never offered
         calls_made = False
+        said: dict[type, SlotValue] = {}     # values set so far, for near misses
         for _ in range(n_requests):
             category = rng.choices(self.categories, self.weights)[0]
-            turns, text, infos, missing = self.request(category, rng, eval_pool, spoken, ctx)
+            turns, text, infos, missing = self.request(category, rng, eval_pool, spoken, ctx, said)
             calls_made = calls_made or bool(infos)
             needed += [i.call.name for i in infos if i.call.name not in needed]
             excluded |= missing
@@ -266,13 +289,13 @@ class Composer:
         return Draft(Conversation(messages, tools), text, category, style, infos, ctx, history,
                      meta={"requests": n_requests}, requests=requests)
 
-    def request(self, category: str, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext
-                ) -> tuple[list[Message], str, list[CallInfo], set[str]]:
+    def request(self, category: str, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext,
+                said: dict[type, SlotValue] | None = None) -> tuple[list[Message], str, list[CallInfo], set[str]]:
         """One request of a category: its turns, its (last) user text, its calls, the tools it must not be
         offered."""
         if category == "single" or category.startswith("multi"):
             n = 1 if category == "single" else (3 if category == "multi3" else 2)
-            text, infos, answer = self.tool_episode(rng, eval_pool, spoken, ctx, n)
+            text, infos, answer = self.tool_episode(rng, eval_pool, spoken, ctx, n, said)
             return self.turns(text, infos, answer), text, infos, set()
         if category in ("chitchat", "knowledge"):
             text, answer = self.small_talk_episode(rng, eval_pool, spoken,

@@ -53,6 +53,9 @@ class DataGenConfig:
     requests_per_conversation: dict[int, float] = field(default_factory=lambda: {1: 0.5, 2: 0.3, 3: 0.2})
     # chance that a person named in one request is "him/her/them" in the next
     coref_share: float = 0.6
+    # chance that a later request of a conversation, or the second call of one tool in a request, takes the
+    # near miss of a value set earlier (6 AM then 6 PM, 2 minutes then 2 hours): a minimal pair in one row
+    contrast_share: float = 0.5
     # share of no-call conversations offered no tools at all
     no_tools_offered_share: float = 0.2
     surface: SurfaceConfig = field(default_factory=SurfaceConfig)
@@ -105,7 +108,7 @@ class DataGenConfig:
                 or any(not str(k).isdigit() or int(k) < 1 for k in counts)):
             raise bad("requests_per_conversation", f"needs counts >= 1 with weights >= 0 and a positive sum (got {counts})",
                       "e.g. {1: 0.5, 2: 0.3, 3: 0.2}")
-        for name in ("holdout", "spoken_share", "coref_share", "no_tools_offered_share"):
+        for name in ("holdout", "spoken_share", "coref_share", "contrast_share", "no_tools_offered_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         for f in self.verify_formats:

@@ -54,7 +54,8 @@ class Generator:
         self.composer = Composer(self.intents, list(registry), self.vocab, holdout=cfg.holdout,
                                  category_weights=cfg.categories, max_distractors=cfg.max_distractors,
                                  spoken_share=cfg.spoken_share, requests_per_conversation=cfg.requests_per_conversation,
-                                 coref_share=cfg.coref_share, no_tools_offered_share=cfg.no_tools_offered_share,
+                                 coref_share=cfg.coref_share, contrast_share=cfg.contrast_share,
+                                 no_tools_offered_share=cfg.no_tools_offered_share,
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)
         self.decontam = Decontaminator.from_suites(cfg.decontaminate_against, cfg.ngram)

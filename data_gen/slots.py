@@ -99,6 +99,12 @@ class Slot:
     def draw(self, rng: random.Random, eval_pool: bool) -> SlotValue:
         raise NotImplementedError
 
+    def contrast(self, said: SlotValue) -> SlotValue | None:
+        """A near miss of a value said earlier: said the same way but for a different value (6 AM and
+        6 PM, 2 minutes and 2 hours). None where the slot has none. A conversation that holds both
+        shows what in the words changes the value (data_gen.compose, `contrast_share`)."""
+        return None
+
 
 class VocabSlot(Slot):
     def __init__(self, spec, vocab, holdout):
@@ -147,8 +153,16 @@ class ClockTimeSlot(Slot):
         hours = self.spec.get("hours") or list(range(24))
         h = rng.choice(hours)
         m = rng.choice(self.MINUTES) if rng.random() < 0.9 else rng.randrange(60)
+        return self.value(h, m)
+
+    def value(self, h: int, m: int) -> SlotValue:
         return SlotValue(h * 60 + m, {"": clock_forms(h, m, bare_am=self.spec.get("bare") == "am")},
                          {"hour": h, "minute": m, "display": display_time(h, m)}, derived=True)
+
+    def contrast(self, said):
+        """The same reading on the other half of the day: 6:30 AM -> 6:30 PM (noon and midnight have none)."""
+        h, m = said.fields["hour"], said.fields["minute"]
+        return None if h in (0, 12) else self.value((h + 12) % 24, m)
 
 
 def display_time(h: int, m: int) -> str:
@@ -215,7 +229,19 @@ class DurationSlot(Slot):
 
     def draw(self, rng, eval_pool):
         n = rng.choice(self.COMMON) if rng.random() < 0.8 else rng.randint(1, 180)
+        return self.value(n)
+
+    def value(self, n: int) -> SlotValue:
         return SlotValue(n, {"": duration_forms(n), "adj": duration_adj_forms(n)}, {"minutes": n}, derived=True)
+
+    def contrast(self, said):
+        """The same number in the other unit: 2 minutes -> 2 hours, 3 hours -> 3 minutes."""
+        n = said.fields["minutes"]
+        if 1 <= n <= 6:
+            return self.value(n * 60)
+        if n % 60 == 0 and 1 <= n // 60 <= 6:
+            return self.value(n // 60)
+        return None
 
 
 def duration_forms(n: int) -> list[str]:
@@ -232,6 +258,8 @@ def duration_forms(n: int) -> list[str]:
                180: ["three hours", "3 hours"]}
     forms += special.get(n, [])
     hours, rest = divmod(n, 60)
+    if hours > 3 and not rest:                 # "4 hours", "five hours"
+        forms += [f"{hours} hours", f"{number_words(hours)} hours"]
     if hours and rest and n not in special:   # "an hour and 20 minutes", "1 hour 20 minutes", "two hours and ten minutes"
         lead = "an hour" if hours == 1 else f"{number_words(hours)} hours"
         forms += [f"{lead} and {rest} minutes", f"{hours} hour{'s' if hours > 1 else ''} {rest} minutes",

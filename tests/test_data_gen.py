@@ -400,3 +400,46 @@ def test_requests_per_conversation_is_checked():
         DataGenConfig(requests_per_conversation={0: 1.0})
     with pytest.raises(ToolkitError, match="requests_per_conversation"):
         DataGenConfig(requests_per_conversation={})
+
+
+def _near_miss_pairs(rows) -> int:
+    """Rows with two calls whose values are near misses of each other: the same clock reading AM and PM,
+    or n minutes and n hours."""
+    from datetime import datetime
+    found = 0
+    for row in rows:
+        said = []
+        for m in json.loads(row["messages"]):
+            for c in m.get("tool_calls") or []:
+                a = c["arguments"]
+                if c["name"] == "set_alarm":
+                    said.append(("clock", a["hour"] * 60 + a["minute"]))
+                elif c["name"] == "create_reminder":
+                    t = datetime.strptime(a["time"], "%I:%M %p")
+                    said.append(("clock", t.hour * 60 + t.minute))
+                elif c["name"] == "set_timer":
+                    said.append(("duration", a["minutes"]))
+        found += any(k == k2 and (abs(v - v2) == 720 if k == "clock" else 60 in (v / v2, v2 / v))
+                     for j, (k, v) in enumerate(said) for k2, v2 in said[j + 1:])
+    return found
+
+
+def test_near_misses_put_6_am_beside_6_pm_in_one_row(dataset, tmp_path):
+    _, _, dd = dataset
+    rows = [r for r in dd["train"] if not r["id"].endswith(".library")]
+    assert _near_miss_pairs(rows) > 0.02 * len(rows)       # contrast_share's default
+    cfg = small(tmp_path, n=600, contrast_share=0.0)
+    cfg.schema_data.share = 0.0
+    generate(cfg, progress=False)
+    assert _near_miss_pairs(load_from_disk(cfg.output_dir)["train"]) < 3    # only by chance without it
+
+
+def test_a_near_miss_is_said_like_its_value():
+    from data_gen.slots import ClockTimeSlot, DurationSlot
+    clock = ClockTimeSlot({"bare": "am"}, None, 0.0)
+    pm = clock.contrast(clock.value(6, 30))
+    assert (pm.fields["hour"], pm.fields["minute"], pm.fields["display"]) == (18, 30, "6:30 PM")
+    assert clock.contrast(clock.value(12, 0)) is None and clock.contrast(clock.value(0, 15)) is None
+    timer = DurationSlot({}, None, 0.0)
+    assert timer.contrast(timer.value(2)).value == 120 and timer.contrast(timer.value(240)).value == 4
+    assert "4 hours" in timer.value(240).forms[""] and timer.contrast(timer.value(45)) is None
