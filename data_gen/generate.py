@@ -104,6 +104,8 @@ def config_fingerprint(cfg: DataGenConfig) -> str:
     # how the work is split over jobs does not change the dataset (data_gen/sharding.py)
     skip = ("overwrite", "output_dir", "export", "num_shards", "shard_index", "shard_slack_blocks")
     keep = {k: v for k, v in cfg.as_dict().items() if k not in skip}
+    if not keep["contrast_share"]:     # off, the key changes nothing: datasets made before it stay current
+        del keep["contrast_share"]
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 

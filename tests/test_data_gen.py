@@ -425,13 +425,15 @@ def _near_miss_pairs(rows) -> int:
 
 
 def test_near_misses_put_6_am_beside_6_pm_in_one_row(dataset, tmp_path):
-    _, _, dd = dataset
-    rows = [r for r in dd["train"] if not r["id"].endswith(".library")]
-    assert _near_miss_pairs(rows) > 0.02 * len(rows)       # contrast_share's default
-    cfg = small(tmp_path, n=600, contrast_share=0.0)
+    cfg = small(tmp_path, n=800, contrast_share=0.5)
     cfg.schema_data.share = 0.0
     generate(cfg, progress=False)
-    assert _near_miss_pairs(load_from_disk(cfg.output_dir)["train"]) < 3    # only by chance without it
+    rows = load_from_disk(cfg.output_dir)["train"]
+    assert _near_miss_pairs(rows) > 0.02 * len(rows)
+    _, _, dd = dataset                                    # off by default: only by chance
+    assert _near_miss_pairs([r for r in dd["train"] if not r["id"].endswith(".library")]) < 3
+    from data_gen.generate import config_fingerprint  # and a dataset made with it on is another dataset
+    assert config_fingerprint(cfg) != config_fingerprint(small(tmp_path, n=800))
 
 
 def test_a_near_miss_is_said_like_its_value():
