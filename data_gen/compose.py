@@ -179,8 +179,8 @@ class Composer:
         """`said`: the last value of each kind of slot set in this conversation so far (updated here),
         what a near miss is drawn against."""
         said = {} if said is None else said
-        again = [i for i in self.intents if any(type(s) in said for s in i.slots.values())]
-        near_miss = bool(again) and self.contrast_share > 0 and rng.random() < self.contrast_share
+        again = [i for i in self.intents if any(type(s) in said for s in i.slots.values())] if self.contrast_share else []
+        near_miss = bool(again) and rng.random() < self.contrast_share
         intents = self.choose_intents(rng, n_calls, first=rng.choice(again) if near_miss else None)
         clauses: list[list[Piece]] = []
         infos: list[CallInfo] = []
@@ -206,7 +206,7 @@ class Composer:
             for name, slot in intent.slots.items():
                 if isinstance(slot, PersonSlot):
                     mentioned["person"] = values[name]
-                if slot.contrast(values[name]) is not None:
+                if self.contrast_share and slot.contrast(values[name]) is not None:
                     said[type(slot)] = values[name]
             clauses.append(pieces)
             infos.append(CallInfo(intent, call, values, self.run(call, intent.tool, ctx)))
