@@ -24,8 +24,8 @@ Categories of a request (weights in the config):
 Near misses (`contrast_share`): a later call in a conversation may take a tool whose kind of value an
 earlier call set, with that value's near miss (6 AM then 6 PM, 2 minutes then 2 hours; Slot.contrast).
 The two calls differ in one word of the request and in the value, side by side in one row, to show which
-word sets the value (the 24-hour `hour` from AM/PM is what the small demo adapter gets wrong most). Off by
-default: at 0.5 the demo adapter's figures moved within seed noise (docs/results.md).
+word sets the value (the 24-hour `hour` from AM/PM is what the small demo adapter gets wrong most). The
+config says why it is off by default.
 """
 
 from __future__ import annotations
