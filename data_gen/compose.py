@@ -40,6 +40,7 @@ from toolcore.executors import ExecutionContext, ToolResult, execute
 from toolcore.schema import Tool, ToolCall
 from toolcore.vocab import Vocabulary
 
+from .discourse import with_context
 from .intents import Intent, render_canonical, render_pieces
 from .slots import PersonSlot, SlotValue, split_pool
 from .surface import Piece, SurfaceConfig, tidy, wrap
@@ -116,7 +117,7 @@ class Composer:
     def __init__(self, intents: list[Intent], all_tools: list[Tool], vocab: Vocabulary, *, holdout: float,
                  category_weights: dict[str, float], max_distractors: int, spoken_share: float,
                  requests_per_conversation: dict[int, float], coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig,
-                 contrast_share: float = 0.0):
+                 contrast_share: float = 0.0, context_share: float = 0.0):
         self.intents = intents
         self.by_name = {i.name: i for i in intents}
         self.all_tools = all_tools
@@ -131,6 +132,7 @@ class Composer:
         self.no_tools_offered_share = no_tools_offered_share
         self.surface = surface
         self.contrast_share = contrast_share
+        self.context_share = context_share
         self.small_talk = {flag: {name: split_pool(vocab[name], holdout, eval_pool=flag)
                                   for name in ("chitchat", "knowledge_questions")} for flag in (False, True)}
         self.result_vocab = {name: [e.value for e in entries] for name, entries in vocab.lists.items()}
@@ -211,7 +213,8 @@ class Composer:
             clauses.append(pieces)
             infos.append(CallInfo(intent, call, values, self.run(call, intent.tool, ctx)))
         pieces = self.join(clauses, rng)
-        text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
+        text = with_context(wrap(pieces, mood, rng, self.surface, spoken=spoken), intents[0].name, rng,
+                            self.context_share, spoken=spoken)
         answer = " ".join(self.answer(info, rng) for info in infos)
         return text, infos, answer
 
@@ -306,7 +309,8 @@ class Composer:
             intent = rng.choice(self.intents)
             mood = self.pick_mood(intent, rng, True)
             pieces, _, _ = self.clause(intent, rng, eval_pool, mood)
-            text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
+            text = with_context(wrap(pieces, mood, rng, self.surface, spoken=spoken), intent.name, rng,
+                                self.context_share, spoken=spoken)
             answer = render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": intent.capability}, rng)
             return self.turns(text, [], answer), text, [], {intent.name}
         if category == "ask_back":

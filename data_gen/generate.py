@@ -55,6 +55,7 @@ class Generator:
                                  category_weights=cfg.categories, max_distractors=cfg.max_distractors,
                                  spoken_share=cfg.spoken_share, requests_per_conversation=cfg.requests_per_conversation,
                                  coref_share=cfg.coref_share, contrast_share=cfg.contrast_share,
+                                 context_share=cfg.context_share,
                                  no_tools_offered_share=cfg.no_tools_offered_share,
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)

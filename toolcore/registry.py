@@ -1,9 +1,10 @@
 """The tool registry: tool definitions loaded from YAML/JSON schema files.
 
 Built-in tools live in `toolcore/tools/*.yaml`, one file per tool. A user adds tools by pointing
-`tools.paths` at more files or folders; a file may hold one tool or a list of them. The
-`generation` section of a file (phrasings, slots) is read by data_gen; slot vocabularies live
-beside it in `vocab/` folders (see `toolcore.vocab`).
+`tools.paths` at more files or folders; a file may hold one tool, a list of them, or an OpenAPI 3
+document (one tool per operation, `toolcore.openapi`). The `generation` section of a file
+(phrasings, slots) is read by data_gen; slot vocabularies live beside it in `vocab/` folders (see
+`toolcore.vocab`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Iterable, Iterator, Sequence
 import yaml
 
 from .errors import ToolkitError
+from .openapi import is_openapi, openapi_tools
 from .schema import Tool
 
 BUILTIN_DIR = Path(__file__).parent / "tools"
@@ -26,6 +28,8 @@ def _load_file(path: Path) -> list[dict]:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (OSError, json.JSONDecodeError, yaml.YAMLError) as e:
         raise ToolkitError(f"cannot read tool file: {e}".replace("\n", " "), file=str(path)) from e
+    if is_openapi(data):
+        return openapi_tools(data, file=str(path))
     if isinstance(data, dict) and "tools" in data:
         data = data["tools"]
     return data if isinstance(data, list) else [data]

@@ -2,8 +2,9 @@
 
     name: Description | param:type=description; ?optional:type/default=description
 
-types: str int num bool date (ISO date) datetime time (HH:MM) email url, enum(a,b,c), T[] (a list of
-T), obj{field:type=...; ?field:type=...} (a nested object). `library.build_library` turns every seed
+types: str int num bool date (ISO date) datetime time (HH:MM) email url, int(1..500) / num(0.1..70) (a
+range), enum(a,b,c), T[] (a list of T), obj{field:type=...; ?field:type=...} (a nested object; obj{...}[] an
+array of objects). `library.build_library` turns every seed
 into several tools (renamed, re-described, parameters reordered, dropped or added), so these ~180
 lines give the hundreds of schemas the model trains on. The held-out unseen domains live in
 `unseen_blueprints.py`; `library.check_disjoint` proves no domain or name is shared.
@@ -216,6 +217,58 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "get_property_tax_rate: Get the property tax rate of a location | location:str=The city and state, like Tampa, FL; ?year:int=Tax year",
         "find_moving_companies: Find moving companies for a move | origin_address:str=Full street address moving from, with city; destination_city:str=City and state moved to (or city and country)",
         "calculate_square_footage: Calculate the area of a room | length_ft:num=Length in feet; width_ft:num=Width in feet",
+    ],
+    # APIs as services document them: objects nested two and three deep, arrays of objects (order lines,
+    # attendees, waypoints), arrays of enums, ranges, formats, defaults, longer descriptions and the
+    # naming styles of SDKs (Resource_method, dotted, camelCase)
+    "commerce": [
+        "Orders_create: Create a sales order for a customer. Prices come from the catalogue unless a unit price is given | customer_id:str=Customer account number; lines:obj{sku:str=Product SKU; quantity:int(1..500)=Number of units; ?unit_price:num=Price per unit, overriding the catalogue}[]=Order lines; ?shipping_method:enum(standard,express,overnight)/standard=Shipping speed",
+        "inventory.adjustStock: Adjust stock levels at a warehouse after a count or a delivery | warehouse:str=Warehouse code; adjustments:obj{sku:str=Product SKU; delta:int(-500..500)=Change in units, negative to remove}[]=Stock changes; ?reason:enum(recount,damage,delivery,return)/recount=Why the stock changed",
+        "createPurchaseOrder: Create a purchase order to a supplier | supplier:str=Supplier company; items:obj{product:str=Product name; quantity:int(1..1000)=Units to order; unit_cost:num=Cost per unit}[]=Items to order; deliver_by:date=Latest delivery date; ?deliver_to:obj{street:str=Street and number; city:str=City; postal_code:str=Postal code}=Delivery address",
+        "Returns_request: Request a return or exchange for items of an order | order_id:str=Order number; items:obj{sku:str=Product SKU; quantity:int(1..20)=Units to return; reason:enum(damaged,wrong item,too small,too large,not as described)=Return reason}[]=Items to return; resolution:enum(refund,exchange,store credit)=What the customer wants",
+        "cart.applyPromotions: Apply promotion codes to a shopping cart | cart_id:str=Cart identifier; promo_codes:str[]=Promotion codes to apply",
+        "Products_search: Search the product catalogue. Results are paginated and sorted by relevance unless a sort order is given | query:str=Search words; ?filters:obj{?min_price:num=Lowest price; ?max_price:num=Highest price; ?brands:str[]=Brands to include; ?in_stock:bool=Only products in stock}=Filters on the results; ?sort:enum(relevance,price_asc,price_desc,newest)/relevance=Sort order; ?page_size:int(1..100)/20=Results per page",
+    ],
+    "crm": [
+        "Customers_update: Update a customer's profile. Only the fields given change | customer_id:str=Customer account number; profile:obj{?name:obj{first_name:str=Given name; last_name:str=Family name}=Full name; ?billing_address:obj{street:str=Street and number; city:str=City; postal_code:str=Postal code; country:str=Country}=Billing address; ?preferences:obj{?newsletter:bool=Receive the newsletter; ?language:str=Language code for emails}=Communication preferences}=Profile fields to change",
+        "contacts.create: Create a contact in the CRM | first_name:str=Given name; last_name:str=Family name; email:email=Email address; ?phone:str=Phone number with country code; ?company:str=Company the contact works for; ?tags:enum(lead,prospect,customer,partner,enterprise,vip)[]=Labels for the contact",
+        "Deals_update: Update a deal in the sales pipeline | deal_id:str=Deal number; ?stage:enum(qualification,proposal,negotiation,closed won,closed lost)=Pipeline stage; ?amount:num=Deal value; ?close_date:date=Expected close date",
+        "logActivity: Log a sales activity against a contact | contact_email:email=Email of the contact; type:enum(call,meeting,email,demo)=Kind of activity; occurred_at:datetime=When it happened; ?notes:str=What was discussed",
+        "crm.companies.create: Add a company account to the CRM | name:str=Company name; ?website:url=Company website; ?address:obj{street:str=Street and number; city:str=City; country:str=Country}=Head office address; ?employees:int(1..500000)=Number of employees",
+        "Segments_createFilter: Create a customer segment from conditions | name:str=Segment name; conditions:obj{field:enum(country,plan,signup_date,last_order_total,lifetime_value)=Customer field; operator:enum(equals,greater_than,less_than,after,before)=Comparison; value:str=Value to compare with}[]=Conditions every member meets",
+    ],
+    "logistics": [
+        "warehouse.transfers.create: Move stock between two warehouses | source:obj{warehouse:str=Warehouse code; ?dock:obj{door:int(1..40)=Loading door number; ?ready_at:datetime=When the goods are ready}=Where the goods leave}=Warehouse the stock leaves; destination:obj{warehouse:str=Warehouse code}=Warehouse receiving it; items:obj{sku:str=Product SKU; quantity:int(1..5000)=Units to move}[]=Stock to move",
+        "shipments.create: Create a shipment and buy a label | carrier:enum(UPS,FedEx,DHL,USPS)=Carrier; from_address:obj{name:str=Sender name; street:str=Street and number; city:str=City; postal_code:str=Postal code; country:str=Country}=Where the parcel ships from; to_address:obj{name:str=Recipient name; street:str=Street and number; city:str=City; postal_code:str=Postal code; country:str=Country}=Where it goes; parcels:obj{weight_kg:num(0.1..70)=Weight in kilograms; ?length_cm:int(1..200)=Length in centimeters}[]=Parcels in the shipment",
+        "Routes_optimize: Plan the fastest route through a list of stops | stops:obj{address:str=Street address of the stop; ?service_minutes:int(0..120)/5=Minutes spent at the stop}[]=Stops to visit; ?vehicle:enum(car,van,truck,bike)/van=Vehicle type; ?return_to_start:bool/true=End where the route starts",
+        "getShippingRates: Compare shipping rates for a parcel | origin_postal_code:str=Postal code it ships from; destination_postal_code:str=Postal code it ships to; weight_kg:num(0.1..70)=Parcel weight in kilograms; ?services:enum(ground,express,overnight,economy)[]=Services to quote",
+        "Pickups_schedule: Schedule a carrier pickup | carrier:enum(UPS,FedEx,DHL,USPS)=Carrier; pickup_date:date=Day of the pickup; window:obj{start:time=Earliest time in HH:MM; end:time=Latest time in HH:MM}=Time window for the driver; ?packages:int(1..50)/1=Number of packages",
+    ],
+    "people_ops": [
+        "Employees_requestTimeOff: Request time off for an employee | employee_id:str=Employee number; type:enum(vacation,sick,parental,unpaid)=Kind of leave; start_date:date=First day off; end_date:date=Last day off; ?note:str=Note for the manager",
+        "hr.positions.open: Open a job position for hiring | title:str=Job title; department:str=Department; ?location:obj{city:str=City; ?remote:bool=Whether remote work is allowed}=Where the job is; ?salary_range:obj{min:num=Lowest yearly salary; max:num=Highest yearly salary; currency:str=Currency code}=Pay band",
+        "scheduleInterviews: Schedule interviews with a candidate | candidate_email:email=Candidate email; interviews:obj{interviewer:str=Interviewer name; start:datetime=Start of the interview; ?duration_minutes:int(15..120)/45=Length in minutes}[]=Interview slots",
+        "Payroll_addBonus: Add a one-time bonus to an employee's next payroll | employee_id:str=Employee number; amount:num=Bonus amount; ?reason:str=Reason shown on the payslip",
+    ],
+    "devops": [
+        "deployments.create: Deploy a service version to an environment | service:str=Service name; version:str=Release version such as 2.4.1; environment:enum(dev,staging,production)=Target environment; ?strategy:enum(rolling,blue_green,canary)/rolling=Rollout strategy",
+        "Alerts_createRule: Create a monitoring alert rule | name:str=Rule name; metric:enum(cpu_percent,memory_percent,error_rate,latency_p95_ms,disk_percent)=Metric to watch; threshold:num=Value that triggers the alert; ?notify:obj{channel:enum(email,slack,pagerduty,sms)=Where to send it; target:str=Address, channel name or phone number}[]=Who gets notified",
+        "scaleService: Change the number of replicas of a service | service:str=Service name; replicas:int(0..50)=Number of replicas; ?environment:enum(dev,staging,production)/production=Environment",
+        "Incidents_open: Open an incident and page the people on call | service:str=Service that is failing; severity:enum(sev1,sev2,sev3,sev4)=Severity; ?also_affected:str[]=Other services affected; ?assignee:str=Person on point",
+        "dns.records.upsert: Create or update DNS records of a zone | domain:str=Domain name such as example.com; records:obj{host:str=Host name within the domain; type:enum(A,CNAME,MX)=Record type; value:str=IP address or host the record points to; ?ttl:int(60..86400)/3600=Time to live in seconds}[]=Records to write",
+    ],
+    "banking": [
+        "Transfers_create: Transfer money between accounts | from_account:str=Account number to take the money from; to_account:str=Account number to pay into; amount:num=Amount to transfer; ?currency:str/USD=Currency code; ?scheduled_for:date=Day to make the transfer, today when left out",
+        "payments.splitBill: Split a payment among several people | total:num=Total to split; shares:obj{person:str=Who pays; percent:num(1..100)=Share in percent}[]=How the total is divided; ?currency:str/USD=Currency code",
+        "createInvoice: Create and send an invoice | customer_email:email=Customer email; lines:obj{description:str=What the line is for; quantity:num(0.25..1000)=Hours or units; unit_price:num=Price per hour or unit}[]=Invoice lines; ?due_in_days:int(0..120)/30=Days until payment is due; ?currency:str/USD=Currency code",
+        "Cards_setLimits: Set spending limits on a card | card_id:str=Card identifier; limits:obj{?daily:num=Daily limit; ?per_transaction:num=Limit per transaction; ?online:bool=Allow online payments}=New limits",
+        "listTransactions: List the transactions of an account | account_id:str=Account identifier; ?since:date=Earliest day to include; ?until:date=Latest day to include; ?categories:enum(groceries,dining,travel,transport,utilities,shopping,health)[]=Categories to include; ?limit:int(1..200)/50=Most transactions to return",
+    ],
+    "scheduling": [
+        "Conferences_register: Register an attendee for a conference | conference_id:str=Conference code; attendee:obj{name:obj{first_name:str=Given name; last_name:str=Family name}=Attendee name; email:email=Email address; ?company:str=Employer}=Who attends; ?sessions:enum(keynote,workshops,panels,networking dinner)[]=Sessions to attend; ?dietary:enum(none,vegetarian,vegan,halal,kosher,gluten-free)/none=Meal requirement",
+        "Events_insert: Create an event on a calendar with guests | calendar_id:str=Calendar to add it to; summary:str=Event title; start:obj{date_time:datetime=Start date and time; time_zone:str=IANA time zone such as Europe/Paris}=When it starts; end:obj{date_time:datetime=End date and time; time_zone:str=IANA time zone}=When it ends; ?attendees:obj{email:email=Guest email; ?optional:bool=Whether attending is optional}[]=People invited",
+        "rooms.book: Book a meeting room | room:str=Room name; date:date=Day of the booking; start_time:time=Start time in HH:MM; end_time:time=End time in HH:MM; ?equipment:enum(projector,whiteboard,video_conferencing,speakerphone)[]=Equipment needed",
+        "createRecurringMeeting: Set up a recurring meeting | title:str=Meeting title; first_start:datetime=Start of the first meeting; duration_minutes:int(5..480)=Length in minutes; recurrence:obj{frequency:enum(daily,weekly,monthly)=How often; ?days:enum(mon,tue,wed,thu,fri,sat,sun)[]=Days of the week it falls on; ?count:int(1..52)=How many times in all}=Repeat rule; ?participants:email[]=Email addresses of the participants",
     ],
     "events": [
         "find_concerts: Find concerts by an artist | artist:str=Artist name; ?city:str=City to search",

@@ -80,6 +80,19 @@ class SchemaDataConfig:
     # called more where no tool fits (BFCL irrelevance 0.783 / 0.767 against 0.858 / 0.875) and did not
     # gain on average elsewhere (hand-written 0.917 / 0.780 against 0.879 / 0.888)
     bare_share: float = 0.0
+    # (*) share of one-call requests that give one or two details in sentences of their own after the ask
+    # ("... for the Denver warehouse. The delivery date is March 3, 2026."); every value is still verified
+    follow_share: float = 0.35
+    # (*) how much more often a tool that takes an object or an array of objects (an order's lines, an
+    # address, attendees) is the one a request calls: such tools are a tenth of the library, and most of
+    # the APIs users bring
+    structured_weight: float = 3.0
+    # (*) share of rows (all shapes but simple) that offer a long tool list, from max_offered + 1 up to
+    # long_list_max tools, two to four of them from the request's own domain: apps offer 5 to 20 tools, and a
+    # model that has only seen five must still find the one in fifteen. Such rows run to 1-2k tokens: a
+    # recipe with a shorter data.max_length leaves them out (counted when training starts)
+    long_list_share: float = 0.15
+    long_list_max: int = 16
     # most tools offered in one row (needed + distractors): long tool lists cost training tokens
     max_offered: int = 5
     # chance that each optional parameter is mentioned (and so present in the call)
@@ -95,7 +108,7 @@ class SchemaDataConfig:
             return ToolkitError(msg, file="configs/data_gen.yaml", field=f"schema_data.{name}", fix=fix)
 
         for name in ("share", "mask_share", "optional_share", "hard_irrelevance", "inline_share", "bare_share",
-                     "lookalike"):
+                     "lookalike", "follow_share", "long_list_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         if not 0 <= self.teacher.share <= 1:
@@ -109,6 +122,10 @@ class SchemaDataConfig:
             raise bad("shapes", "weights must be >= 0 with a positive sum")
         if not 1 <= self.max_offered <= 32:
             raise bad("max_offered", "must be within [1, 32]")
+        if self.structured_weight <= 0:
+            raise bad("structured_weight", "must be > 0", "1 draws every tool alike")
+        if not self.max_offered < self.long_list_max <= 64:
+            raise bad("long_list_max", f"must be above max_offered ({self.max_offered}) and at most 64")
         if bool(self.teacher.url) != bool(self.teacher.model):
             raise bad("teacher.model" if self.teacher.url else "teacher.url", "teacher needs both url and model",
                       "set schema_data.teacher.url=http://host:port/v1 and schema_data.teacher.model=<name>")

@@ -34,6 +34,7 @@ from toolcore.verify import call_problem, repeated_call_problem, roundtrip_probl
 from ..compose import CONNECT_2, CONNECT_3, UNAVAILABLE_TREES, Rejected
 from ..intents import render_canonical
 from ..surface import Piece, SurfaceConfig, tidy, wrap
+from .. import discourse as D
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
 from .realise import actions, anchor, arrange, inline, mention, request, tell_apart, value_pieces
@@ -124,7 +125,9 @@ class EpisodeBuilder:
     def __init__(self, sampler: Sampler, surface: SurfaceConfig, *, shapes: dict[str, float],
                  max_offered: int, optional_share: float, mask_share: float, spoken_share: float,
                  aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0,
-                 bare_share: float = 0.0, lookalike: float = 0.0):
+                 bare_share: float = 0.0, lookalike: float = 0.0, context_share: float = 0.0,
+                 follow_share: float = 0.0, long_list_share: float = 0.0, long_list_max: int = 16,
+                 structured_weight: float = 1.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -137,6 +140,11 @@ class EpisodeBuilder:
         self.inline_share = inline_share
         self.bare_share = bare_share
         self.lookalike = lookalike
+        self.context_share = context_share
+        self.follow_share = follow_share
+        self.long_list_share = long_list_share
+        self.long_list_max = long_list_max
+        self.structured_weight = structured_weight
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -148,7 +156,10 @@ class EpisodeBuilder:
             raise Rejected(f"general:unsupported:{u.reason}") from None
         return order_ranges(args)
 
-    def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool) -> tuple[list[Piece], str]:
+    def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool,
+               follow: list[list[Piece]] | None = None) -> tuple[list[Piece], str]:
+        """The ask for one call. With `follow` (a one-call request), some details may be said in sentences of
+        their own after the ask (`discourse.pick_follow`); they are appended to it."""
         if p.questions and rng.random() < (0.3 if first else 0.1):
             action, mood = rng.choice(p.questions), "question"
         else:
@@ -163,19 +174,35 @@ class EpisodeBuilder:
         if places and rng.random() < self.inline_share:
             key, place = rng.choice(places)
             act = inline(action, place, value_pieces(p.kinds[key], said.pop(key), rng, self.aliases))
+        if follow is not None and self.follow_share:      # no draw at 0: the rows stay as they were
+            items = [(p.kinds[k], k) for k in said if k in p.kinds]
+            for i in D.pick_follow([(kind, said[k]) for kind, k in items], rng, self.follow_share):
+                kind, key = items[i]
+                follow.append(D.follow_sentence(kind, value_pieces(kind, said.pop(key), rng, self.aliases), rng))
         details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases, bare=self.bare_share))
                            for k, v in said.items()], rng)
         return request(act, mood, details, rng)
 
+    def discourse(self, ask: str, domain: str, follow: list[list[Piece]], rng: random.Random, spoken: bool) -> str:
+        """The ask with a sentence of context before it (`context_share`) and its follow-up sentences after."""
+        if spoken or not (self.context_share or follow):
+            return ask
+        lead = D.context(domain, rng) if self.context_share and rng.random() < self.context_share else ""
+        if not lead and not follow:
+            return ask
+        return D.around(ask, lead, follow, lower=ask == ask.lower())
+
     # ----- offered tools ---------------------------------------------------------------------------
     def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,
                     other_domains: bool = False, same_domain: float = 0.5,
-                    said: Counter | None = None) -> list[Prepared]:
+                    said: Counter | None = None, same_count: int = 1) -> list[Prepared]:
         """Up to k tools that cannot serve the request (another family, not a near one; another domain when
         asked), the first from the request's own domain with probability same_domain (a hard negative), and
         that one a look-alike with probability `lookalike` when the request has one (`fits`: its required
         parameters take the kinds of values the request `said`).
-        Drawn from the split's own pool, so tools held out for validation/test never appear in training rows."""
+        A long list (`same_count` > 1) takes up to that many from the request's domain, as an app's own
+        tools crowd one domain. Drawn from the split's own pool, so tools held out for validation/test
+        never appear in training rows."""
         domains = {p.domain for p in needed}
         pool = [p for p in pool if not any(near(p.family, n.family) for n in needed)
                 and (not other_domains or p.domain not in domains)]
@@ -185,6 +212,11 @@ class EpisodeBuilder:
             # no draw at lookalike 0: the same rows as before the option
             alike = [p for p in same if self.fits(p, said)] if self.lookalike and said else []
             out.append(rng.choice(alike if alike and rng.random() < self.lookalike else same))
+            for _ in range(min(same_count, k) - 1):
+                rest = [p for p in same if p.family not in {o.family for o in out}]
+                if not rest:
+                    break
+                out.append(rng.choice(rest))
         while len(out) < k and pool:
             c = rng.choice(pool)
             if c.family not in {o.family for o in out}:
@@ -201,6 +233,19 @@ class EpisodeBuilder:
         return bool(p.needs) and not p.needs - said
 
     # ----- episodes --------------------------------------------------------------------------------
+    def pick(self, pool: Sequence[Prepared], rng: random.Random, k: int = 1) -> list[Prepared]:
+        """k distinct tools to call, those taking objects or arrays of objects `structured_weight` times as
+        often (at 1, the plain draw: the rows stay what they were without the option)."""
+        if self.structured_weight == 1.0:
+            return [rng.choice(pool)] if k == 1 else rng.sample(list(pool), min(len(pool), k))
+        left = list(pool)
+        out: list[Prepared] = []
+        while left and len(out) < k:
+            c = rng.choices(left, [self.structured_weight if structured(p) else 1.0 for p in left])[0]
+            out.append(c)
+            left = [p for p in left if p is not c]
+        return out
+
     def build(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext) -> GDraft:
         if not pool:
             raise Rejected("general:no_tools")
@@ -209,35 +254,43 @@ class EpisodeBuilder:
         if shape == "irrelevance":
             return self.irrelevance(rng, eval_pool, pool, ctx, spoken)
         if shape in ("simple", "multiple"):
-            plan = [rng.choice(pool)]
+            plan = self.pick(pool, rng)
         elif shape == "parallel":
-            plan = [rng.choice(pool)] * rng.choice([2, 2, 3])
+            plan = self.pick(pool, rng) * rng.choice([2, 2, 3])
         else:
-            firsts = rng.sample(list(pool), min(len(pool), rng.choice([2, 2, 3])))
+            firsts = self.pick(pool, rng, rng.choice([2, 2, 3]))
             if len(firsts) < 2:
                 raise Rejected("general:too_few_tools")
             plan = firsts + ([rng.choice(firsts)] if len(firsts) == 2 and rng.random() < 0.25 else [])
         clauses: list[list[Piece]] = []
         calls: list[tuple[Prepared, dict[str, Any]]] = []
+        follow: list[list[Piece]] = []
         mood = ""
         for k, p in enumerate(plan):
             if k and p is plan[k - 1]:            # the same tool again: change at least one value
                 args, pieces = self.again(p, calls[-1][1], rng, eval_pool)
             else:
                 args = self.draw_args(p, rng, eval_pool)
-                pieces, m = self.clause(p, args, rng, first=k == 0)
+                # details in sentences of their own only where one call is asked: with several, "the date
+                # is ..." would not say which call it belongs to
+                pieces, m = self.clause(p, args, rng, first=k == 0, follow=follow if len(plan) == 1 and not spoken else None)
                 mood = mood or m
             calls.append((p, args))
             clauses.append(pieces)
-        text = wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken)
-        said = [p.text for c in clauses for p in c if p.is_slot]
+        text = self.discourse(wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken), plan[0].domain,
+                              follow, rng, spoken)
+        said = [p.text for c in clauses + follow for p in c if p.is_slot]
         needed = list({id(p): p for p, _ in calls}.values())
-        extra = 0
-        if shape == "multiple":
+        extra, same_count = 0, 1
+        if shape != "simple" and self.long_list_share and rng.random() < self.long_list_share:
+            # a long tool list, as apps offer them: many tools, several of the request's own domain
+            extra = max(0, rng.randint(self.max_offered + 1, self.long_list_max) - len(needed))
+            same_count = rng.randint(2, 4)
+        elif shape == "multiple":
             extra = rng.randint(1, max(1, self.max_offered - 1))
         elif shape != "simple":
             extra = rng.randint(0, max(0, min(2, self.max_offered - len(needed))))
-        offered = needed + self.distractors(needed, extra, rng, pool, said=kinds_said(calls))
+        offered = needed + self.distractors(needed, extra, rng, pool, said=kinds_said(calls), same_count=same_count)
         rng.shuffle(offered)
         if shape == "multiple" and len(offered) < 2:
             raise Rejected("general:too_few_tools")
@@ -280,18 +333,21 @@ class EpisodeBuilder:
 
     def irrelevance(self, rng: random.Random, eval_pool: bool, pool: Sequence[Prepared], ctx: ExecutionContext,
                     spoken: bool) -> GDraft:
-        wanted = rng.choice(pool)
+        wanted = self.pick(pool, rng)[0]
         args = self.draw_args(wanted, rng, eval_pool)
-        pieces, mood = self.clause(wanted, args, rng, first=True)
-        text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
+        follow: list[list[Piece]] = []
+        pieces, mood = self.clause(wanted, args, rng, first=True, follow=None if spoken else follow)
+        text = self.discourse(wrap(pieces, mood, rng, self.surface, spoken=spoken), wanted.domain, follow, rng, spoken)
         hard = self.hard_irrelevance > 0 and rng.random() < self.hard_irrelevance   # no draw at 0: same rows as before
-        offered = self.distractors([wanted], rng.randint(1, max(1, self.max_offered - 1)), rng, pool,
-                                   other_domains=not hard, same_domain=1.0, said=kinds_said([(wanted, args)]))
+        long = bool(self.long_list_share) and rng.random() < self.long_list_share
+        count = rng.randint(self.max_offered + 1, self.long_list_max) if long else rng.randint(1, max(1, self.max_offered - 1))
+        offered = self.distractors([wanted], count, rng, pool, other_domains=not hard, same_domain=1.0,
+                                   said=kinds_said([(wanted, args)]), same_count=rng.randint(2, 4) if long and hard else 1)
         if not offered:
             raise Rejected("general:too_few_tools")
         cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
         draft = self.finish(text, offered, [], "irrelevance", spoken, rng, ctx)
-        draft.meta["said"] = [p.text for p in pieces if p.is_slot]
+        draft.meta["said"] = [p.text for c in [pieces] + follow for p in c if p.is_slot]
         draft.meta["wanted"] = GCall(wanted, ToolCall(wanted.tool.name, args), ToolCall(wanted.tool.name, args),
                                      ToolResult(True, {}))     # not offered, not called: its values still grounded
         answer = tidy(render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": cap}, rng))
@@ -322,6 +378,12 @@ class EpisodeBuilder:
         source = "user" if any(p.source == "user" for p in offered) else "library"
         return GDraft(Conversation(messages, tools), text, category, "spoken" if spoken else "text", gcalls, ctx,
                       shape, source, masked)
+
+
+def structured(p: Prepared) -> bool:
+    """The tool takes an object or an array of objects (the shapes APIs are built with)."""
+    return any(k.sem == "object" or (k.sem == "array" and k.items is not None and k.items.sem == "object")
+               for k in p.kinds.values())
 
 
 def kinds_said(calls: list[tuple[Prepared, dict[str, Any]]]) -> Counter:

@@ -2,7 +2,8 @@
 
 `build_library(size, seed)` expands the seed schemas of `blueprints.py` (one line each, ~18 domains)
 into `size` tools: every seed as written, then variants of it until the size is reached, each with
-another name (camelCase, a domain prefix "finance.convert_currency", a verb synonym "fetch_stock_price"),
+another name (camelCase, a domain prefix "finance.convert_currency", a verb synonym "fetch_stock_price",
+an SDK's Resource_method "StockPrice_get"),
 another description opening ("Get" -> "Retrieve" / "Gets" / "Returns"), parameters reordered, an optional
 one dropped or a common one added (language, limit, units, verbose), a city parameter's description
 asking for a qualified value ("City and state, e.g. Austin, TX"), a list of strings taken as one
@@ -54,6 +55,7 @@ CITY_FORMATS = ["City and state, e.g. Austin, TX", "The city and state (for exam
                 "City and country, e.g. Lyon, France", "The city and its country, like Osaka, Japan",
                 "Location in the form City, Country"]
 CITY_WORDS = {"city", "location", "destination", "origin", "place", "town"}
+_RANGE = re.compile(r"(int|num)\((-?\d+(?:\.\d+)?)\.\.(-?\d+(?:\.\d+)?)\)")
 
 
 @dataclass
@@ -80,13 +82,18 @@ def _type(token: str, where: str) -> dict[str, Any]:
     token = token.strip()
     if token.endswith("[]"):
         return {"type": "array", "items": _type(token[:-2], where)}
+    ranged = _RANGE.fullmatch(token)
+    if ranged:      # int(1..500): a range, as APIs document quantities and scores
+        spec = dict(SCALARS[ranged[1]])
+        lo, hi = (float(x) if ranged[1] == "num" else int(x) for x in (ranged[2], ranged[3]))
+        return {**spec, "minimum": lo, "maximum": hi}
     if token.startswith("enum(") and token.endswith(")"):
         return {"type": "string", "enum": [m.strip() for m in token[5:-1].split(",")]}
     if token.startswith("obj{") and token.endswith("}"):
         props, required = _params(token[4:-1], where)
         return {"type": "object", "properties": props, "required": required}
     if token not in SCALARS:
-        raise ToolkitError(f"unknown type {token!r}", field=where, fix=f"use one of {sorted(SCALARS)}, enum(...), T[], obj{{...}}")
+        raise ToolkitError(f"unknown type {token!r}", field=where, fix=f"use one of {sorted(SCALARS)}, int(1..9), enum(...), T[], obj{{...}}")
     return dict(SCALARS[token])
 
 
@@ -148,7 +155,7 @@ def camel(name: str) -> str:
 def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
     """The k-th variant of a seed tool (k >= 1): another name, description opening and parameter set."""
     words = tool.name.split("_")
-    style = k % 4
+    style = k % 5
     if words[0] in VERB_SYNONYMS and style in (1, 3):
         words = [rng.choice(VERB_SYNONYMS[words[0]])] + words[1:]
     name = "_".join(words)
@@ -158,6 +165,9 @@ def variant(tool: Tool, domain: str, k: int, rng: random.Random) -> Tool:
         name = f"{domain}.{name}"
     elif style == 3:
         name = f"{name}_v{k}" if rng.random() < 0.5 else "-".join(name.split("_"))
+    elif style == 4 and len(words) > 1:
+        # an SDK's Resource_method: get_stock_price -> StockPrice_get
+        name = "".join(w[:1].upper() + w[1:] for w in words[1:]) + "_" + words[0]
     if name == tool.name:
         name = f"{name}_{k}"
     desc = tool.description

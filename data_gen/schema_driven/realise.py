@@ -63,9 +63,11 @@ PHRASE_END = (r"\s*$|\s*[,;:)]|\s+(?:in|on|at|for|to|from|by|with|within|near|ov
 INLINE_SEMS_SKIPPED = {"bool", "const", "object", "array", "csv", "message", "enum"}
 IMPERATIVE_LEADS = ["", "", "", "", "", "", "help me "]   # politeness comes from surface.wrap
 STATEMENT_LEADS = ["I need to ", "I want to ", "I'd like to ", "I have to ", "I'm trying to ", "let's "]
-GENERIC_MENTION = ["with {n} {v}", "{n} {v}", "{n}: {v}", "{n} of {v}", "where the {n} is {v}",
-                   "using {v} as the {n}", "{n} set to {v}", "with the {n} set to {v}", "for {n} {v}",
-                   "{n} = {v}", "the {n} being {v}"]
+GENERIC_MENTION = ["with {n} {v}", "{n} {v}", "{n} of {v}", "for {n} {v}", "with the {n} {v}", "{n} {v}"]
+# how a form is filled in rather than how people talk: a minority style (FORM_SHARE of generic mentions)
+FORM_MENTION = ["{n}: {v}", "where the {n} is {v}", "using {v} as the {n}", "{n} set to {v}", "with the {n} set to {v}",
+                "{n} = {v}", "the {n} being {v}"]
+FORM_SHARE = 0.2
 KIND_MENTION = {
     "city": ["in {v}", "for {v}", "in {v}", "{n} {v}"], "country": ["in {v}", "for {v}", "{n} {v}"],
     "person": ["for {v}", "{n} {v}", "with {v}"], "date": ["on {v}", "for {v}", "{n} {v}"],
@@ -198,7 +200,8 @@ def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
     if len(parts) == 1:
         return parts[0]
     # items that hold commas themselves ("Austin, TX") are kept apart by semicolons, as people write them
-    inner = any("," in piece.text for p in parts for piece in p if piece.is_slot)
+    inner = any("," in piece.text for p in parts for piece in p if piece.is_slot) or \
+        any(piece.text == ", " for p in parts for piece in p)       # objects said with commas inside
     sep = "; " if inner else ", "
     last = rng.choice([" and ", f"{sep.strip()} and ", " and ", " & "])
     out: list[Piece] = []
@@ -215,10 +218,70 @@ def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, 
         return join_list([value_pieces(kind.items, v, rng, aliases)   # type: ignore[arg-type]
                           for v in list_items(kind, value)], rng)
     if kind.sem == "object":
+        if value and rng.random() < 0.75:
+            return object_pieces(kind, value, rng, aliases)
         parts = [mention(kind.fields[k], v, rng, aliases, plain=True) for k, v in value.items()]
         parts = [p for p in parts if p]
         return join_list(parts, rng) if parts else [Piece("defaults")]
     return [Piece(scalar_said(kind, value, rng, aliases), is_slot=True, free_text=kind.sem == "message")]
+
+
+def object_pieces(kind: Kind, value: dict[str, Any], rng: random.Random, aliases: dict[str, list[str]]) -> list[Piece]:
+    """An object said the way people list things: an address as its lines ("12 Elm Street, Leeds, LS1 4AP"),
+    an order line as "3 x SKU-118 at 12.5" or "3 of SKU-118", anything else as its main value with the rest
+    in brackets ("Priya Patel (email priya@x.io, optional)"). Every value is still said: verification
+    finds each one in the request."""
+    keys = list(value)
+    words = {k: set(words_of(k)) for k in keys}
+    scalar = {k for k in keys if kind.fields.get(k) and kind.fields[k].sem not in ("object", "array", "csv", "bool", "const")}
+    if scalar == set(keys) and any(words[k] & {"street", "address", "line1"} for k in keys) and \
+            any(words[k] & {"city", "town"} for k in keys):
+        said = [[Piece(scalar_said(kind.fields[k], value[k], rng, aliases), is_slot=True)] for k in keys
+                if kind.fields[k].sem != "person"]
+        names = [k for k in keys if kind.fields[k].sem == "person"]
+        out = [Piece(scalar_said(kind.fields[names[0]], value[names[0]], rng, aliases), is_slot=True),
+               Piece(rng.choice([", ", " at ", " - "]))] if names else []
+        for i, p in enumerate(said):
+            out += ([Piece(", ")] if i else []) + p
+        return out
+    count = next((k for k in keys if k in scalar and kind.fields[k].sem == "count"
+                  and words[k] & {"quantity", "qty", "units", "count", "number", "copies", "seats", "tickets"}), None)
+    heads = [k for k in keys if k in scalar and k != count and kind.fields[k].sem not in NUMERIC_SEMS
+             and kind.fields[k].sem != "enum"]
+    head = heads[0] if heads else None
+    out: list[Piece] = []
+    if head is not None:
+        head_said = [Piece(scalar_said(kind.fields[head], value[head], rng, aliases), is_slot=True)]
+        if count is not None:
+            n = Piece(scalar_said(kind.fields[count], value[count], rng, aliases), is_slot=True)
+            out = rng.choice([[n, Piece(" x ")] + head_said, [n, Piece(" of ")] + head_said,
+                              [n, Piece(" units of ")] + head_said, head_said + [Piece(" x "), n]])
+        else:
+            out = head_said
+    rest = [k for k in keys if k not in (head, count)]
+    if not rest:
+        return out or [Piece("defaults")]
+    extra: list[list[Piece]] = []
+    for k in rest:
+        field = kind.fields[k]
+        if field.sem in ("amount", "number") and words[k] & {"price", "cost", "rate", "fee"} and rng.random() < 0.6:
+            extra.append([Piece("at "), Piece(scalar_said(field, value[k], rng, aliases), is_slot=True),
+                          Piece(rng.choice([" each", " a unit", ""]))])
+        elif field.sem == "enum" and not field.alike and bare_member(value[k]) and rng.random() < 0.6:
+            extra.append([Piece(scalar_said(field, value[k], rng, aliases), is_slot=True)])
+        else:
+            extra.append(mention(field, value[k], rng, aliases, plain=True))
+    extra = [e for e in extra if e]
+    if not out:
+        return join_list(extra, rng)
+    if all(e[0].text == "at " for e in extra) or rng.random() < 0.3:
+        for e in extra:
+            out += [Piece(" ")] + e
+        return out
+    out.append(Piece(" ("))
+    for i, e in enumerate(extra):
+        out += ([Piece(", ")] if i else []) + e
+    return out + [Piece(")")]
 
 
 def tell_apart(kinds: dict[str, Kind]) -> None:
@@ -284,7 +347,7 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
         template = rng.choice(["{v}", "for {v}", "of {v}"])     # the unit names it: "for 70 kg", never "for 70"
         said = [Piece(rng.choice(forms(kind, value, aliases)[-len(kind.unit):]), is_slot=True)]
     else:
-        template = rng.choice(GENERIC_MENTION)
+        template = rng.choice(FORM_MENTION if rng.random() < FORM_SHARE else GENERIC_MENTION)
     before, _, after = template.partition("{v}")
     out = []
     if before:

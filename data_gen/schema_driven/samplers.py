@@ -112,6 +112,9 @@ def humanise(name: str) -> str:
 
 
 NAME_SEMS: list[tuple[str, set[str]]] = [
+    ("postal_code", {"postal", "zip", "postcode", "zipcode"}), ("sku", {"sku"}), ("version", {"version", "release"}),
+    ("promo_code", {"promo", "coupon", "voucher", "promotion", "discount"}), ("account", {"account", "iban"}),
+    ("service", {"service", "microservice"}), ("host", {"host", "subdomain"}),
     ("email", {"email", "mail"}), ("url", {"url", "website", "link", "uri", "homepage"}),
     ("phone", {"phone", "telephone", "mobile"}), ("currency", {"currency", "currencies"}),
     ("language", {"language", "lang", "locale"}), ("country", {"country", "nation"}),
@@ -154,11 +157,20 @@ def _role(ws: list[str]) -> str:
     return ""
 
 
+# names of two words that say one thing: "first_name" is a given name, "time_zone" an IANA zone
+COMPOUND_SEMS = [({"first", "name"}, "first_name"), ({"given", "name"}, "first_name"), ({"last", "name"}, "last_name"),
+                 ({"family", "name"}, "last_name"), ({"surname"}, "last_name"), ({"time", "zone"}, "time_zone"),
+                 ({"timezone"}, "time_zone"), ({"tz"}, "time_zone")]
+
+
 def _sem_from_words(ws: set[str], *, description: bool = False) -> str:
     if description:      # "Assignment name", "Museum name": the word before "name" says what it is
         ws = ws - {"name", "number", "text", "time", "date", "code", "id", "key", "value", "item", "content"}
         if ws & {"city", "town"}:       # "City and country of each stop": a city, said with its country
             return "city"
+    for keys, sem in COMPOUND_SEMS:
+        if keys <= ws:
+            return sem
     for sem, keys in NAME_SEMS:
         if ws & keys:
             return sem
@@ -336,7 +348,9 @@ class Sampler:
                  "language": list(V.LANGUAGES), "language_code": list(V.LANGUAGES.values()), "generic": V.GENERIC,
                  "topic": V.TOPICS, "venue": V.VENUES, "project": V.PROJECTS, "animal": V.ANIMALS,
                  "symptom": V.SYMPTOMS, "medication": V.MEDICATIONS, "formula": V.FORMULAS, "word": V.WORDS,
-                 "web_domain": V.WEB_DOMAINS, "ip": V.IPS, "dna": V.DNA}
+                 "web_domain": V.WEB_DOMAINS, "ip": V.IPS, "dna": V.DNA, "first_name": V.FIRST_NAMES,
+                 "last_name": V.LAST_NAMES, "postal_code": V.POSTAL_CODES, "time_zone": V.TIME_ZONES,
+                 "promo_code": V.PROMO_CODES, "service": V.SERVICES, "host": V.HOSTS}
         for sem, items in plain.items():
             for flag in (False, True):
                 pool = [x for x in items if (stable_fraction(x) < holdout) == flag] if holdout > 0 else items
@@ -447,14 +461,14 @@ class Sampler:
         if sem == "city" and kind.qualify and self.pools.get(("city_" + kind.qualify, eval_pool)):
             sem = "city_" + kind.qualify
         for _ in range(20):
-            value = self._string(sem, rng, eval_pool)
+            value = self._string(sem, rng, eval_pool, kind)
             if _fits(value, s):
                 return value
         if "pattern" in s:
             raise Unsupported("pattern")
         raise Unsupported("length")
 
-    def _string(self, sem: str, rng: random.Random, eval_pool: bool) -> str:
+    def _string(self, sem: str, rng: random.Random, eval_pool: bool, kind: Kind) -> str:
         if sem in ("date", "datetime"):
             d = date(2025, 6, 1) + timedelta(days=rng.randrange(730))
             if sem == "date":
@@ -473,9 +487,16 @@ class Sampler:
             return "-".join(f"{rng.getrandbits(4 * n):0{n}x}" for n in (8, 4, 4, 4, 12))
         if sem == "id":
             return rng.choice(["", "A", "ORD-", "INV-", "ID", "X"]) + str(rng.randrange(1000, 99999))
+        if sem == "sku":
+            return rng.choice(["SKU-", "TR-", "HX-", "BK-", "", "P"]) + str(rng.randrange(100, 99999))
+        if sem == "version":
+            return f"{rng.randrange(0, 6)}.{rng.randrange(0, 30)}.{rng.randrange(0, 12)}"
+        if sem == "account":
+            return rng.choice(["", "", "CHK-", "SAV-", "ACC-"]) + str(rng.randrange(10_000_000, 9_999_999_999))
         if sem == "query":
             return self.pick("topic", rng, eval_pool) if rng.random() < 0.4 else self.pick("query", rng, eval_pool)
-        if sem == "address" and self.pools.get(("city_state", eval_pool)) and rng.random() < 0.5:
+        if sem == "address" and self.pools.get(("city_state", eval_pool)) and "street" not in kind.noun.lower() \
+                and rng.random() < 0.5:
             # a full address goes on past its commas (a user city list without countries: street only)
             return f"{self.pick('address', rng, eval_pool)}, {self.pick('city_state', rng, eval_pool)}"
         # (no commas inside messages: measured, the model then read "saying good night, check the weather in

@@ -81,7 +81,10 @@ class GeneralSource:
                                       optional_share=g.optional_share, mask_share=g.mask_share,
                                       spoken_share=cfg.spoken_share, aliases=self.aliases,
                                       hard_irrelevance=g.hard_irrelevance, inline_share=g.inline_share,
-                                      bare_share=g.bare_share, lookalike=g.lookalike)
+                                      bare_share=g.bare_share, lookalike=g.lookalike,
+                                      context_share=cfg.context_share, follow_share=g.follow_share,
+                                      long_list_share=g.long_list_share, long_list_max=g.long_list_max,
+                                      structured_weight=g.structured_weight)
         self.formats = [get_format(f) for f in cfg.verify_formats]
         self.bfcl_files = bfcl_files(g.bfcl_paths)
         self.bfcl = Decontaminator([t for f in self.bfcl_files for t in suite_user_texts(f)], cfg.ngram)

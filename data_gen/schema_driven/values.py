@@ -85,3 +85,19 @@ WORDS = ["serendipity", "ephemeral", "resilient", "meticulous", "candid", "grega
 WEB_DOMAINS = ["example.com", "openlibrary.org", "mysite.net", "coffee-club.io", "citynews.org"]
 IPS = ["192.168.1.20", "10.0.0.7", "172.16.4.2", "8.8.8.8", "203.0.113.5", "198.51.100.14"]
 DNA = ["ATGCGT", "GATTACA", "CCGTAA", "TTAGGC", "ACGTACGT", "GGCATC"]
+
+# what service APIs take (commerce, CRM, logistics, devops, banking)
+FIRST_NAMES = ["Priya", "Marcus", "Ingrid", "Tomasz", "Aiko", "Lucia", "Kwame", "Sofia", "Daniel", "Mei", "Omar",
+               "Hannah", "Rafael", "Chloe", "Arjun", "Elena", "Jonas", "Fatima", "Liam", "Noor"]
+LAST_NAMES = ["Nakamura", "Okafor", "Lindqvist", "Moreau", "Kowalski", "Haddad", "Fernandes", "O'Brien", "Schmidt",
+              "Patel", "Rossi", "Nguyen", "Andersen", "Garcia", "Ivanova", "Mensah", "Dubois", "Kim", "Novak", "Reyes"]
+POSTAL_CODES = ["94107", "10115", "75008", "SW1A 1AA", "M5V 2T6", "2000", "100-0005", "04109", "EC2A 4NE", "60614",
+                "1010", "08001", "D02 X285", "3011 AB", "20121", "V6B 1A1", "110001", "2100", "00-950", "H2X 1Y4"]
+TIME_ZONES = ["Europe/Paris", "America/New_York", "Asia/Tokyo", "Europe/London", "America/Los_Angeles",
+              "Australia/Sydney", "Europe/Berlin", "Asia/Singapore", "America/Chicago", "Africa/Lagos",
+              "America/Sao_Paulo", "Asia/Kolkata", "Europe/Madrid", "Pacific/Auckland", "America/Toronto"]
+PROMO_CODES = ["SPRING25", "WELCOME10", "FREESHIP", "SAVE15", "VIP2026", "BACK2SCHOOL", "SUMMER40", "THANKYOU5",
+               "NEWYEAR20", "FLASH30", "LOYAL10", "BUNDLE3"]
+SERVICES = ["payments-api", "checkout", "auth-service", "search", "notifications", "billing-worker", "inventory-api",
+            "web-frontend", "recommendations", "order-router", "image-resizer", "user-profile"]
+HOSTS = ["www", "api", "mail", "status", "shop", "blog", "cdn", "docs", "staging", "vpn"]
