@@ -272,7 +272,9 @@ class Composer:
         excluded: set[str] = set()      # tools an "unavailable" request asks for: never offered
         calls_made = False
         said: dict[type, SlotValue] = {}     # values set so far, for near misses
+        starts: list[int] = []               # where each request's messages begin
         for _ in range(n_requests):
+            starts.append(len(messages))
             category = rng.choices(self.categories, self.weights)[0]
             turns, text, infos, missing = self.request(category, rng, eval_pool, spoken, ctx, said)
             calls_made = calls_made or bool(infos)
@@ -291,7 +293,7 @@ class Composer:
         text, infos = requests[-1]
         history = sum(m.role == "user" for m in messages) > 1     # as the converter of outside data counts it
         return Draft(Conversation(messages, tools), text, category, style, infos, ctx, history,
-                     meta={"requests": n_requests}, requests=requests)
+                     meta={"requests": n_requests, "request_starts": starts}, requests=requests)
 
     def request(self, category: str, rng: random.Random, eval_pool: bool, spoken: bool, ctx: ExecutionContext,
                 said: dict[type, SlotValue] | None = None) -> tuple[list[Message], str, list[CallInfo], set[str]]:

@@ -98,7 +98,7 @@ def to_record(d: Draft | Any, id_: str, split: str) -> dict[str, Any]:
     conv = d.conversation.to_dict()
     return make_record(id_, category=d.category, style=d.style, history=d.history, user_text=d.user_text,
                        calls=[c.to_dict() for c in d.expected_calls], messages=conv["messages"],
-                       tools=conv["tools"]) | {"split": split}
+                       tools=conv["tools"], request_starts=d.meta.get("request_starts")) | {"split": split}
 
 
 def config_fingerprint(cfg: DataGenConfig) -> str:

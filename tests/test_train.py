@@ -264,6 +264,7 @@ def test_decision_tokens_weigh_more_in_the_loss(setup):
                            decision_weight=3.0, call_end_id=end)
     stub.attention_mask = partial(ToolTrainer.attention_mask, stub)
     stub.decision_weights = partial(ToolTrainer.decision_weights, stub)
+    stub.packed = ToolTrainer.packed
     batch = Collator(tok.pad_token_id)([{"input_ids": ids, "labels": labels}])
 
     weights = stub.decision_weights(batch["input_ids"], batch["labels"])[0]

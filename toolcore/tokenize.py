@@ -34,6 +34,38 @@ def encode_conversation(tokenizer: Any, fmt: ChatFormat, conv: Conversation) -> 
     return encode_segments(tokenizer, fmt.render(conv))
 
 
+def encode_packed(tokenizer: Any, fmt: ChatFormat, conv: Conversation, starts: Sequence[int]) -> dict[str, list[int]]:
+    """A conversation of independent requests over one tool list as one training row: the system prompt
+    and tools once, then each request (messages from `starts[k]` up to the next start) as a branch that
+    sees the shared part and itself only. `position_ids` restart after the shared part in every branch and
+    `branch` is 0 on the shared part, k on the k-th request, so with the mask `Collator` builds from it
+    every branch is computed exactly as the row [system + tools + that request] alone would be: the same
+    loss and gradients for fewer tokens (the tools are not repeated)."""
+    msgs = list(conv.messages)
+    lead = msgs[:1] if msgs and msgs[0].role == "system" else []
+    bounds = sorted({max(s, len(lead)) for s in starts} | {len(lead)}) + [len(msgs)]
+    out: dict[str, list[int]] = {"input_ids": [], "labels": [], "position_ids": [], "branch": []}
+    shared: list[int] | None = None
+    for k, (a, b) in enumerate(zip(bounds, bounds[1:]), start=1):
+        segs = fmt.render(Conversation(lead + msgs[a:b], list(conv.tools)))
+        cut = next((i for i, s in enumerate(segs) if s.role not in ("", "system")), len(segs))
+        head, _ = encode_segments(tokenizer, segs[:cut])
+        ids, labels = encode_segments(tokenizer, segs[cut:])
+        if shared is None:
+            shared = head
+            out["input_ids"] += head
+            out["labels"] += [IGNORE] * len(head)
+            out["position_ids"] += list(range(len(head)))
+            out["branch"] += [0] * len(head)
+        elif head != shared:
+            raise ValueError("requests of one conversation render different system prompts")
+        out["input_ids"] += ids
+        out["labels"] += labels
+        out["position_ids"] += range(len(shared), len(shared) + len(ids))
+        out["branch"] += [k] * len(ids)
+    return out
+
+
 def encode_prompt(tokenizer: Any, fmt: ChatFormat, conv: Conversation) -> list[int]:
     """The ids a model is given to answer the last user turn of `conv`."""
     return encode_segments(tokenizer, fmt.render(conv.up_to_last_user(), add_generation_prompt=True))[0]

@@ -87,6 +87,12 @@ class DataConfig:
     eval_cases: int = 48
     # examples longer than this many tokens are dropped (counted in metrics.json)
     max_length: int = 768
+    # (*) a conversation of several independent requests over one tool list (data_gen's
+    # `request_starts`) trains as one row with the system prompt and tools once, each request attending
+    # to them and to itself only, positions restarting after them: the loss and gradients of separate
+    # rows [tools + request] for fewer tokens. Later requests then no longer see the earlier ones. Not for
+    # LFM2 (its short convolutions read the tokens before a position whatever the mask says)
+    pack_requests: bool = False
     shuffle_seed: int = 0
     # (*) relative weights of the conversation categories among the training examples, like
     # data_gen's `categories`: {single: 0.4, multi2: 0.27, multi3: 0.13, ...}; normalised, 0 leaves
@@ -213,6 +219,9 @@ class TrainConfig:
                        "set family.dtype=float32 (or bfloat16)")
         if self.family.kind not in ("causal_lm", "lfm2_audio", "ovis"):
             raise _bad("family.kind", f"unknown kind {self.family.kind!r}", "use causal_lm, lfm2_audio or ovis")
+        if self.data.pack_requests and (self.family.kind != "causal_lm" or self.family.format == "lfm2"):
+            raise _bad("data.pack_requests", "LFM2's short convolutions read the tokens before a position whatever "
+                       "the attention mask says, so packed requests would see each other", "leave data.pack_requests off")
         if self.family.kind != "ovis" and (self.family.vision_lora_targets or self.family.train_visual_embeddings
                                            or not self.family.describe_trained):
             raise _bad("family.vision_lora_targets", "vision settings apply to family.kind=ovis only",

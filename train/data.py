@@ -15,7 +15,7 @@ from typing import Any
 from toolcore.errors import ToolkitError
 from toolcore.formats import ChatFormat
 from toolcore.suites import Case, ConversationReader, cases_from_dataset
-from toolcore.tokenize import IGNORE, encode_conversation
+from toolcore.tokenize import IGNORE, encode_conversation, encode_packed
 
 from .config import DataConfig
 
@@ -100,11 +100,16 @@ def tokenize_split(cfg: DataConfig, split: str, tokenizer: Any, fmt: ChatFormat,
             ds = ds.select(weighted_rows(ds["category"], weights, n, where=f"{path}/{split}"))
         elif n is not None:
             ds = ds.select(range(min(n, len(ds))))
-        parts.append(ds.select_columns(["id", "messages", "tools"]))
+        keep = ["id", "messages", "tools"] + (["request_starts"] if cfg.pack_requests and
+                                              "request_starts" in ds.column_names else [])
+        parts.append(ds.select_columns(keep))
     ds = parts[0] if len(parts) == 1 else concatenate_datasets(parts)
     read = ConversationReader()
 
     def encode(row: dict[str, Any]) -> dict[str, Any]:
+        if cfg.pack_requests:       # every row gets the packed columns (one branch where it has one request)
+            packed = encode_packed(tokenizer, fmt, read(row), row.get("request_starts") or [0])
+            return packed | {"length": len(packed["input_ids"])}
         ids, labels = encode_conversation(tokenizer, fmt, read(row))
         return {"input_ids": ids, "labels": labels, "length": len(ids)}
 
@@ -161,4 +166,26 @@ class Collator:
             ids[k, :n] = torch.tensor(r["input_ids"])
             labels[k, :n] = torch.tensor(r["labels"])
             mask[k, :n] = 1
-        return {"input_ids": ids, "labels": labels, "attention_mask": mask}
+        batch = {"input_ids": ids, "labels": labels, "attention_mask": mask}
+        if "branch" in rows[0]:
+            batch |= packed_inputs(rows, width)
+        return batch
+
+
+def packed_inputs(rows: list[dict[str, Any]], width: int) -> dict[str, Any]:
+    """Position ids and the 4D attention mask of packed rows (toolcore.tokenize.encode_packed): a token sees
+    the earlier tokens of its own branch and of the shared part (branch 0), never another branch or
+    padding. A padding position sees itself only (an all-masked row would give NaNs; it has no label)."""
+    import torch
+
+    pos = torch.zeros((len(rows), width), dtype=torch.long)
+    branch = torch.full((len(rows), width), -1, dtype=torch.long)
+    for k, r in enumerate(rows):
+        n = len(r["input_ids"])
+        pos[k, :n] = torch.tensor(r["position_ids"])
+        branch[k, :n] = torch.tensor(r["branch"])
+    q, kv = branch[:, :, None], branch[:, None, :]
+    causal = torch.ones((width, width), dtype=torch.bool).tril()
+    allowed = causal & (kv >= 0) & ((kv == 0) | (kv == q))
+    allowed |= torch.eye(width, dtype=torch.bool) & (q < 0)
+    return {"position_ids": pos, "packed_mask": allowed[:, None]}

@@ -135,6 +135,13 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     cuda = torch.cuda.is_available()
     dtype = resolve_dtype_name(cfg.family.dtype, "cuda" if cuda else "cpu")   # auto: bf16 on GPUs, fp32 on CPUs
     model = load_causal_lm(cfg.family.path, dtype=dtype, trust_remote_code=cfg.family.trust_remote_code)
+    if cfg.data.pack_requests and str(getattr(model.config, "model_type", "")).startswith("lfm2"):
+        raise ToolkitError("LFM2's short convolutions read the tokens before a position whatever the attention mask "
+                           "says, so packed requests would see each other", field="data.pack_requests",
+                           fix="leave data.pack_requests off for LFM2 models")
+    if cfg.data.pack_requests and getattr(model.config, "_attn_implementation", "sdpa") not in ("sdpa", "eager"):
+        raise ToolkitError(f"packed rows need a 4D attention mask, which {model.config._attn_implementation} does not take",
+                           field="data.pack_requests", fix="use the sdpa attention (the default), or leave packing off")
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     new_ids = add_tool_tokens(model, tok, fmt, cfg.family.new_token_init)

@@ -67,11 +67,12 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
             # through the (DDP-)wrapped model's own forward, so gradient sync stays armed
             keep = (target != IGNORE).any(0).nonzero().squeeze(1)
             logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs),
-                           logits_to_keep=keep).logits
+                           logits_to_keep=keep, **self.packed(inputs)).logits
             target = target[:, keep]
             weight = weight[:, keep] if weight is not None else None
         else:
-            logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs)).logits[:, :-1]
+            logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs),
+                           **self.packed(inputs)).logits[:, :-1]
         mask = target != IGNORE
         loss = torch.nn.functional.cross_entropy(logits[mask].float(), target[mask],
                                                reduction="sum" if weight is None else "none")
@@ -90,10 +91,22 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
             before = before | (input_ids[:, :-1] == self.call_end_id)
         return torch.where(before, self.decision_weight, 1.0).to(torch.float32)
 
+    @staticmethod
+    def packed(inputs: dict[str, Any]) -> dict[str, Any]:
+        """Position ids of packed rows (data.pack_requests; train/data.py packed_inputs)."""
+        return {"position_ids": inputs["position_ids"]} if "position_ids" in inputs else {}
+
     def attention_mask(self, inputs: dict[str, Any]) -> Any:
         """None for right-padded rows of a causal LM: a real token only ever attends to earlier
         positions, which are all real, so the causal mask alone gives the same logits on every real
-        token (tested) and attention takes its unmasked fast path (6% more tokens/s on CPU)."""
+        token (tested) and attention takes its unmasked fast path (6% more tokens/s on CPU). Packed rows
+        (data.pack_requests) take their 4D mask: each request sees the shared tools and itself."""
+        if "packed_mask" in inputs:
+            mask = inputs["packed_mask"]
+            if getattr(_unwrap(self.model).config, "_attn_implementation", "sdpa") == "eager":
+                # eager attention adds its mask to the scores: allowed 0, masked the most negative float
+                return torch.zeros(mask.shape).masked_fill(~mask, torch.finfo(torch.float32).min)
+            return mask
         mask = inputs["attention_mask"]
         right_padded = bool((mask[:, :-1] >= mask[:, 1:]).all())
         return None if self.unmasked_right_padding and right_padded else mask

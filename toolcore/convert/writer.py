@@ -25,16 +25,22 @@ def record_features():
     from datasets import Features, List, Value
 
     return Features({"id": Value("string"), "category": Value("string"), "style": Value("string"),
-                     "history": Value("bool"), "user_text": Value("string"), "num_calls": Value("int64"),
+                     "history": Value("bool"), "user_text": Value("string"), "request_starts": List(Value("int64")),
+                     "num_calls": Value("int64"),
                      "tool_names": List(Value("string")), "expected_calls": Value("string"),
                      "messages": Value("string"), "tools": Value("string")})
 
 
 def make_record(id_: str, *, category: str, style: str, history: bool, user_text: str,
-                calls: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """One row: `calls` answer the last user turn (eval's expected calls), `messages` the whole chat."""
+                calls: list[dict[str, Any]], messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                request_starts: list[int] | None = None) -> dict[str, Any]:
+    """One row: `calls` answer the last user turn (eval's expected calls), `messages` the whole chat.
+    `request_starts`: the message index where each independent request begins (data_gen's conversations
+    of one to three requests over one tool list); [0] for one conversation whose turns build on each other.
+    Training with `data.pack_requests` computes each request apart, after one copy of the tools."""
     return {
         "id": id_, "category": category, "style": style, "history": history, "user_text": user_text,
+        "request_starts": list(request_starts or [0]),
         "num_calls": len(calls), "tool_names": [c["name"] for c in calls],
         "expected_calls": json.dumps(calls, ensure_ascii=False),
         "messages": json.dumps(messages, ensure_ascii=False), "tools": json.dumps(tools, ensure_ascii=False),
