@@ -13,6 +13,7 @@ and the ratio to the unpacked run. Run it on an idle machine: two cores shared m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -33,10 +34,8 @@ def main() -> None:
     from runtime.precision import bf16_autocast_allowed
     from toolcore.formats import get_format
     from toolcore.hub import SMOLLM2, load_tokenizer
-    from toolcore.suites import load_split
-    from train.data import tokenize_split
-
     from train.config import DataConfig, FamilyConfig, LoraSettings, TrainConfig, TrainingConfig
+    from train.data import tokenize_split
     from train.run import train
 
     if not (Path(args.data) / "dataset_dict.json").exists():
@@ -54,6 +53,7 @@ def main() -> None:
             self.times.append(time.perf_counter() - self.t0)
 
     bf16 = bf16_autocast_allowed(True, "cpu", "benchmark")
+    tok = load_tokenizer(SMOLLM2)
     rows = {}
     for pack in (False, True):
         timer = StepTimer()
@@ -65,13 +65,12 @@ def main() -> None:
                                                   logging_steps=args.steps, seed=0, bf16_autocast=bf16),
                           output_dir=f"{args.out}/{'packed' if pack else 'separate'}", wandb_mode="disabled")
         m = train(cfg, extra_callbacks=[timer])
-        tok = load_tokenizer(SMOLLM2)     # the rows it trained on, for their token counts
-        ds, _ = tokenize_split(cfg.data, "train", tok, get_format("generic"), n)
-        steps = timer.times[2:]
-        per_step = statistics.mean(steps)
-        starts = load_split(args.data, "train").shuffle(seed=0).select(range(n))["request_starts"]
-        requests = statistics.mean(len(s) for s in starts)
-        rows[pack] = {"tokens_per_row": round(statistics.mean(ds["length"]), 1), "seconds_per_step": round(per_step, 2),
+        # the rows it trained on, packed, for their token and request counts (the same rows either way)
+        packed, _ = tokenize_split(dataclasses.replace(cfg.data, pack_requests=True), "train", tok,
+                                   get_format("generic"), n)
+        per_step = statistics.mean(timer.times[2:])
+        requests = statistics.mean(max(b) for b in packed["branch"])
+        rows[pack] = {"tokens_per_row": round(statistics.mean(packed["length"]), 1), "seconds_per_step": round(per_step, 2),
                       "real_tokens_per_second": m.get("real_tokens_per_second"),
                       "requests_per_minute": round(60 * 4 * requests / per_step, 1)}
     base = rows[False]["requests_per_minute"]

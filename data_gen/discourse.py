@@ -1,16 +1,14 @@
 """Requests in more than one sentence, as people write them: a sentence of context before the ask ("We're
 moving the office next month."), and, for schema-driven requests, details given after it in sentences of
 their own ("The delivery address is 12 Elm Street, Leeds. Make it 40 units."). The ask itself comes from
-`compose` (built-in tools) or `schema_driven.realise`; this module only adds sentences around it. Context sentences carry no digits and no names, so they can
-never ground a value the request does not say.
+`compose` (built-in tools) or `schema_driven.realise`; this module only adds sentences around it.
+Context sentences carry no digits and no names, so they can never ground a value the request does not say.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .surface import Piece
 
@@ -79,11 +77,16 @@ def context(domain: str, rng: random.Random) -> str:
     return rng.choice(pool if pool and rng.random() < 0.7 else GENERIC_CONTEXT)
 
 
-def with_context(ask: str, domain: str, rng: random.Random, share: float, *, spoken: bool) -> str:
-    """`ask` with a sentence of context before it, with probability `share` (no draw at 0, and none for speech)."""
-    if spoken or not share or rng.random() >= share:
+def with_context(ask: str, domain: str, rng: random.Random, share: float, *, spoken: bool,
+                 follow: Sequence[list[Piece]] = ()) -> str:
+    """`ask` with a sentence of context before it, with probability `share`, and the `follow` sentences after
+    it (no draw at share 0; speech gets neither)."""
+    if spoken:
         return ask
-    return around(ask, context(domain, rng), [], lower=ask == ask.lower())
+    lead = context(domain, rng) if share and rng.random() < share else ""
+    if not lead and not follow:
+        return ask
+    return around(ask, lead, list(follow), lower=ask == ask.lower())
 
 
 def movable(kind: Kind) -> bool:

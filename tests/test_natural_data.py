@@ -9,7 +9,6 @@ from collections import Counter
 
 import pytest
 
-from data_gen.compose import Rejected
 from data_gen.config import DataGenConfig
 from data_gen.discourse import DOMAIN_CONTEXT, GENERIC_CONTEXT, around, follow_sentence, with_context
 from data_gen.generate import generate
@@ -26,6 +25,7 @@ from toolcore.errors import ToolkitError
 from toolcore.registry import load_registry
 from toolcore.vocab import load_vocabulary
 
+from .test_schema_driven import verified as kept
 from .tiny_models import tiny_tokenizer
 
 
@@ -33,18 +33,6 @@ def source(**general) -> GeneralSource:
     top = {k: general.pop(k) for k in ("context_share",) if k in general}
     cfg = DataGenConfig(**top, schema_data=SchemaDataConfig(**{"share": 1.0, "bfcl_paths": [], **general}))
     return GeneralSource(cfg, load_registry(), load_vocabulary())
-
-
-def kept(src: GeneralSource, n: int) -> list:
-    out = []
-    for i in range(n):
-        try:
-            d = src.build(i, eval_pool=False)
-        except Rejected:
-            continue
-        if src.check(d) is None:
-            out.append(d)
-    return out
 
 
 def test_context_sentences_hold_no_value_a_request_could_be_grounded_by():

@@ -448,16 +448,22 @@ def teacher_server():
     thread.join(timeout=5)
 
 
-def test_teacher_rewrites_are_verified_again(teacher_server):
-    src = source(teacher=TeacherConfig(url=teacher_server, model="stand-in", share=1.0))
-    kept = []
-    for i in range(40):
+def verified(src: GeneralSource, n: int) -> list:
+    """The drafts of the first n training builds that pass verification."""
+    out = []
+    for i in range(n):
         try:
             d = src.build(i, eval_pool=False)
         except Rejected:
             continue
         if src.check(d) is None:
-            kept.append(d)
+            out.append(d)
+    return out
+
+
+def test_teacher_rewrites_are_verified_again(teacher_server):
+    src = source(teacher=TeacherConfig(url=teacher_server, model="stand-in", share=1.0))
+    kept = verified(src, 40)
     counts = src.drain()
     assert counts["teacher:accepted"] >= 5
     assert counts["teacher:rejected:ungrounded"] >= 5          # the reply that dropped the values

@@ -31,10 +31,10 @@ from toolcore.formats import ChatFormat
 from toolcore.schema import Tool, ToolCall, flag_phrases
 from toolcore.verify import call_problem, repeated_call_problem, roundtrip_problem
 
+from .. import discourse as D
 from ..compose import CONNECT_2, CONNECT_3, UNAVAILABLE_TREES, Rejected
 from ..intents import render_canonical
 from ..surface import Piece, SurfaceConfig, tidy, wrap
-from .. import discourse as D
 from . import library as L
 from .config import SHAPES  # noqa: F401  (re-exported: the shapes this module builds)
 from .realise import actions, anchor, arrange, inline, mention, request, tell_apart, value_pieces
@@ -183,14 +183,11 @@ class EpisodeBuilder:
                            for k, v in said.items()], rng)
         return request(act, mood, details, rng)
 
-    def discourse(self, ask: str, domain: str, follow: list[list[Piece]], rng: random.Random, spoken: bool) -> str:
-        """The ask with a sentence of context before it (`context_share`) and its follow-up sentences after."""
-        if spoken or not (self.context_share or follow):
-            return ask
-        lead = D.context(domain, rng) if self.context_share and rng.random() < self.context_share else ""
-        if not lead and not follow:
-            return ask
-        return D.around(ask, lead, follow, lower=ask == ask.lower())
+    def long_list_size(self, rng: random.Random) -> int:
+        """How many tools a long list offers, with probability `long_list_share` (else 0; no draw at 0)."""
+        if not self.long_list_share or rng.random() >= self.long_list_share:
+            return 0
+        return rng.randint(self.max_offered + 1, self.long_list_max)
 
     # ----- offered tools ---------------------------------------------------------------------------
     def distractors(self, needed: list[Prepared], k: int, rng: random.Random, pool: Sequence[Prepared], *,
@@ -277,14 +274,15 @@ class EpisodeBuilder:
                 mood = mood or m
             calls.append((p, args))
             clauses.append(pieces)
-        text = self.discourse(wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken), plan[0].domain,
-                              follow, rng, spoken)
+        text = D.with_context(wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken), plan[0].domain, rng,
+                              self.context_share, spoken=spoken, follow=follow)
         said = [p.text for c in clauses + follow for p in c if p.is_slot]
         needed = list({id(p): p for p, _ in calls}.values())
         extra, same_count = 0, 1
-        if shape != "simple" and self.long_list_share and rng.random() < self.long_list_share:
+        size = self.long_list_size(rng) if shape != "simple" else 0
+        if size:
             # a long tool list, as apps offer them: many tools, several of the request's own domain
-            extra = max(0, rng.randint(self.max_offered + 1, self.long_list_max) - len(needed))
+            extra = max(0, size - len(needed))
             same_count = rng.randint(2, 4)
         elif shape == "multiple":
             extra = rng.randint(1, max(1, self.max_offered - 1))
@@ -337,12 +335,13 @@ class EpisodeBuilder:
         args = self.draw_args(wanted, rng, eval_pool)
         follow: list[list[Piece]] = []
         pieces, mood = self.clause(wanted, args, rng, first=True, follow=None if spoken else follow)
-        text = self.discourse(wrap(pieces, mood, rng, self.surface, spoken=spoken), wanted.domain, follow, rng, spoken)
+        text = D.with_context(wrap(pieces, mood, rng, self.surface, spoken=spoken), wanted.domain, rng,
+                              self.context_share, spoken=spoken, follow=follow)
         hard = self.hard_irrelevance > 0 and rng.random() < self.hard_irrelevance   # no draw at 0: same rows as before
-        long = bool(self.long_list_share) and rng.random() < self.long_list_share
-        count = rng.randint(self.max_offered + 1, self.long_list_max) if long else rng.randint(1, max(1, self.max_offered - 1))
+        size = self.long_list_size(rng)
+        count = size or rng.randint(1, max(1, self.max_offered - 1))
         offered = self.distractors([wanted], count, rng, pool, other_domains=not hard, same_domain=1.0,
-                                   said=kinds_said([(wanted, args)]), same_count=rng.randint(2, 4) if long and hard else 1)
+                                   said=kinds_said([(wanted, args)]), same_count=rng.randint(2, 4) if size and hard else 1)
         if not offered:
             raise Rejected("general:too_few_tools")
         cap = rng.choice(wanted.imperatives) if wanted.imperatives else "do that"
