@@ -88,13 +88,14 @@ demo: $(STAMP)
 	$(PY) -m data_gen
 	$(PY) -m train +recipe=smollm2_cpu_lora output_dir=$(DEMO) training.seed=$(DEMO_SEED) data.shuffle_seed=$(DEMO_SEED)
 	$(PY) -m train.export $(DEMO) --types f16 q8_0
-	$(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
+	@[ -z "$(DEMO_FULL)" ] || $(PY) -m train.detector data.path=data/default output_dir=$(DEMO)/detector
 	$(MAKE) demo-eval
 
 ## demo-eval (BFCL_DIR=<folder of BFCL_v*_*.json + possible_answer/> adds the BFCL categories): the demo adapter
-## under the call grammar alone (the default), free, and with the opt-in assists (ASSISTS), beside the base
-## model, the symbolic pre-parser and the router (with the tool detector's veto), on the hackathon 30, the
-## hand-written held-out set, the not-said-verbatim suite and the generated test split.
+## under its default decoding (the call grammar alone) beside the base model and the symbolic pre-parser, on
+## the hackathon 30, the hand-written held-out set, the not-said-verbatim suite, the generated test split and
+## tools never in training. DEMO_FULL=1 adds the diagnostic rows: the adapter without the grammar, with the
+## opt-in assists (ASSISTS), and the router (with the tool detector's veto, which `make demo` then trains).
 ## The tuned model runs from its f16 GGUF through llama.cpp (DEMO_BACKEND=llamacpp: the transformers engine's
 ## calls on all but 1 of 396 cases, and faster; docs/on-device.md); DEMO_BACKEND=hf runs the adapter through
 ## transformers. q8_0 is the smaller, faster file a device runs; its calls differ on long prompts.
@@ -112,6 +113,7 @@ demo-eval: $(STAMP)
 	  [ $$s = handwritten ] || $(PY) -m eval suite=$$suite $$extra model=smollm2 model.generation.max_new_tokens=48 \
 	    output_dir=$(DEMO)/eval/base-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) output_dir=$(DEMO)/eval/tuned-$$s; \
+	  [ -n "$(DEMO_FULL)" ] || continue; \
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED) model.generation.constrained=false model.name=smollm2-tuned-free \
 	    output_dir=$(DEMO)/eval/tuned-free-$$s; \
 	  $(PY) -m eval suite=$$suite $$extra $(TUNED_HF) $(ASSISTS) model.name=smollm2-tuned-assisted \

@@ -6,6 +6,11 @@ errors for both.
     python benchmarks/bench_serve.py --clients 16 --requests 64 --max-tokens 24
     python benchmarks/bench_serve.py --model symbolic                 # the server's own overhead
     python benchmarks/bench_serve.py --serve model.adapter=runs/demo/adapter --tools
+    python benchmarks/bench_serve.py --model llamacpp --serve model.path=runs/demo/gguf/model-q8_0.gguf \
+        --tools --clients 16 --seconds 120                             # 16 clients for 2 minutes
+
+A request the server refuses (503 when its queue is full, 413) is counted as refused, apart from failures
+(anything else: a 500, a dropped connection, a timeout); the clients do not retry.
 """
 
 from __future__ import annotations
@@ -31,14 +36,20 @@ def percentile(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
 
 
-def load(client, model: str, clients: int, requests: int, max_tokens: int, tools: bool) -> dict:
+def load(client, model: str, clients: int, requests: int, max_tokens: int, tools: bool,
+         seconds: float | None = None) -> dict:
+    """`requests` requests over `clients` threads, or, with `seconds`, as many as they send in that time."""
+    import openai
+
     latencies: list[float] = []
     errors: list[str] = []
+    refused: dict[int, int] = {}
     lock = threading.Lock()
-    counter = iter(range(requests))
+    counter = iter(range(requests) if seconds is None else __import__("itertools").count())
+    deadline = None if seconds is None else time.perf_counter() + seconds
 
     def worker():
-        while True:
+        while deadline is None or time.perf_counter() < deadline:
             with lock:
                 i = next(counter, None)
             if i is None:
@@ -50,6 +61,12 @@ def load(client, model: str, clients: int, requests: int, max_tokens: int, tools
                                                messages=[{"role": "user", "content": PROMPTS[i % len(PROMPTS)]}], **kw)
                 with lock:
                     latencies.append(time.perf_counter() - t0)
+            except openai.APIStatusError as e:
+                with lock:
+                    if e.status_code in (413, 503):
+                        refused[e.status_code] = refused.get(e.status_code, 0) + 1
+                    else:
+                        errors.append(f"{e.status_code}: {e}")
             except Exception as e:   # noqa: BLE001 - every failure is counted and reported
                 with lock:
                     errors.append(f"{type(e).__name__}: {e}")
@@ -61,7 +78,8 @@ def load(client, model: str, clients: int, requests: int, max_tokens: int, tools
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    return {"clients": clients, "requests": requests, "wall_s": round(wall, 2),
+    return {"clients": clients, "requests": len(latencies) + len(errors) + sum(refused.values()),
+            "answered": len(latencies), "refused": refused, "wall_s": round(wall, 2),
             "requests_per_s": round(len(latencies) / wall, 3),
             "p50_ms": round(percentile(latencies, 0.5) * 1000), "p95_ms": round(percentile(latencies, 0.95) * 1000),
             "errors": len(errors), "first_error": errors[0] if errors else None}
@@ -72,6 +90,8 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2", help="an eval model config (configs/model/*.yaml)")
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--requests", type=int, default=32, help="requests in each phase")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="run the concurrent phase this long instead of a fixed number of requests")
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--tools", action="store_true", help="offer two tools in every request")
     ap.add_argument("--serve", nargs="*", default=[], help="more `python -m serve` overrides")
@@ -79,14 +99,14 @@ def main() -> None:
     args = ap.parse_args()
     import openai
 
-    overrides = [f"model={args.model}", *(["model.device=cpu"] if args.model not in ("symbolic", "router") else []),
+    overrides = [f"model={args.model}", *(["model.device=cpu"] if args.model not in ("symbolic", "router", "llamacpp") else []),
                  *args.serve]
     proc, url = start_server(*overrides, timeout=600)
     try:
         client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0, timeout=600)
         name = client.models.list().data[0].id
         load(client, name, 1, 2, args.max_tokens, args.tools)                       # warm-up (grammar compile...)
-        concurrent = load(client, name, args.clients, args.requests, args.max_tokens, args.tools)
+        concurrent = load(client, name, args.clients, args.requests, args.max_tokens, args.tools, args.seconds)
         with __import__("urllib.request").request.urlopen(url + "/health") as r:
             batches = json.loads(r.read())
         serial = load(client, name, 1, args.requests, args.max_tokens, args.tools)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
@@ -18,10 +19,11 @@ MIN_CAPACITY = 256
 
 def common_prefix(a: Sequence[int], b: Sequence[int], limit: int | None = None) -> int:
     """How many leading ids `a` and `b` share (at most `limit`)."""
-    n, m = 0, min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
-    while n < m and a[n] == b[n]:
-        n += 1
-    return n
+    m = min(len(a), len(b)) if limit is None else min(limit, len(a), len(b))
+    if m <= 0:
+        return 0
+    differ = np.flatnonzero(np.asarray(a[:m]) != np.asarray(b[:m]))    # prompts of thousands of ids
+    return int(differ[0]) if differ.size else m
 
 
 class GrowingLayer(DynamicLayer):

@@ -13,6 +13,13 @@ next id, the prompts of conversations that just joined and the tool-response ids
 its keys and values: the next conversation that starts like it (the same system prompt and tools, an
 earlier turn of the same chat) takes that sequence and computes only the rest.
 
+Drafted decoding (`draft_tokens`, on by default): a decoding row's newest id goes in with up to
+`draft_tokens` drafted ids after it (runtime/drafting.py: what the call grammar forces, or what followed
+the same ids earlier in the conversation), with logits at every position. The row takes the model's own
+choice at each position, under the grammar, for as long as it equals the draft; the drafted ids past that
+leave the cache. Plain decoding writes the same ids, one pass each. Not on models whose cache is a
+recurrent state (LFM2, Mamba): it cannot be cut back.
+
 Not here: the opt-in assists (next_call_p, divert_repeats).
 """
 
@@ -29,10 +36,11 @@ from toolcore.conversation import Conversation
 from toolcore.errors import ToolkitError
 from toolcore.executors import ExecutionContext
 from toolcore.formats import ChatFormat
-from toolcore.tokenize import encode_prompt
+from toolcore.tokenize import encode_prompt_parts
 
 from .generation import GenerationConfig
 from .kv_cache import common_prefix
+from .drafting import DraftStats, grammar_draft, lookup_draft
 from .rows import Event, Row, RowSteps, Timing, default_context, sample, stop_ids
 
 PREFIX_SCAN = 64        # waiting conversations compared with a free sequence's cache to pick the next one
@@ -68,6 +76,11 @@ class LlamaCppContext:
         self.n_ctx_seq = llama_cpp.llama_n_ctx_seq(self.ctx)
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.model.vocab)
         self.held: list[list[int]] = [[] for _ in range(parallel)]   # the ids each sequence's cache holds
+        self.last_used = [0] * parallel       # when each sequence last took a conversation (a counter)
+        self.clock = 0
+        # whether a sequence's cache can be cut back to any position (not a recurrent state)
+        self.rollback = not (llama_cpp.llama_model_is_recurrent(self.model.model)
+                             or llama_cpp.llama_model_is_hybrid(self.model.model))
         # freed before the interpreter tears down the binding's module (its own __del__ then fails noisily)
         atexit.register(self.close)
 
@@ -78,29 +91,38 @@ class LlamaCppContext:
                 obj.close()
                 setattr(self, part, None)
 
-    def keep(self, seq: int, n: int) -> None:
-        """Drop all but the first `n` ids of sequence `seq`'s cache."""
+    def keep(self, seq: int, n: int) -> int:
+        """Drop all but the first `n` ids of sequence `seq`'s cache; returns how many it holds after. A
+        recurrent state (LFM2's convolutions, Mamba) cannot be cut back to a position: the sequence is
+        cleared instead."""
         if n < len(self.held[seq]):
-            self.lib.llama_memory_seq_rm(self.memory, seq, n, -1)
+            if not self.lib.llama_memory_seq_rm(self.memory, seq, n, -1):
+                self.lib.llama_memory_seq_rm(self.memory, seq, 0, -1)
+                n = 0
             del self.held[seq][n:]
+        return len(self.held[seq])
 
-    def decode(self, feeds: list[tuple[int, list[int], bool]]):
-        """One llama_decode of (sequence, ids, logits wanted for the last id) feeds, at most n_batch ids in
-        all; the wanted logits come back as rows of a (len(wanted), vocab) array, in feed order."""
+    def touch(self, seq: int) -> None:
+        self.clock += 1
+        self.last_used[seq] = self.clock
+
+    def decode(self, feeds: list[tuple[int, list[int], int]]):
+        """One llama_decode of (sequence, ids, logits wanted for the last n of them) feeds, at most n_batch
+        ids in all; the wanted logits come back as rows of a (wanted, vocab) array, in feed order."""
         import numpy as np
 
         b = self.batch.batch
         n, wanted = 0, []
-        for seq, ids, want in feeds:
+        for seq, ids, n_logits in feeds:
             start = len(self.held[seq])
             for j, tid in enumerate(ids):
                 b.token[n], b.pos[n], b.n_seq_id[n] = tid, start + j, 1
                 b.seq_id[n][0] = seq
-                b.logits[n] = want and j == len(ids) - 1
+                b.logits[n] = j >= len(ids) - n_logits
+                if b.logits[n]:
+                    wanted.append(n)
                 n += 1
             self.held[seq] += ids
-            if want:
-                wanted.append(n - 1)
         b.n_tokens = n
         rc = self.lib.llama_decode(self.ctx, b)
         if rc != 0:
@@ -115,7 +137,7 @@ class LlamaCppContext:
 class LlamaCppEngine(RowSteps):
     def __init__(self, gguf: str, tokenizer: Any, fmt: ChatFormat, config: GenerationConfig | None = None,
                  n_ctx: int = 4096, parallel: int = 4, threads: int | None = None, repack: bool = False,
-                 context: Callable[[], ExecutionContext] | None = None):
+                 draft_tokens: int = 8, context: Callable[[], ExecutionContext] | None = None):
         import torch
 
         self.torch = torch
@@ -140,6 +162,12 @@ class LlamaCppEngine(RowSteps):
         self.call_start = getattr(fmt, "call_start", "")
         self.timing = Timing()
         self.reused_tokens = 0                  # prompt ids taken from a sequence's cache instead of computed
+        if draft_tokens < 0:
+            raise ToolkitError(f"model.draft_tokens={draft_tokens}: 0 (off) or more", field="model.draft_tokens",
+                               fix="model.draft_tokens=8")
+        # drafted decoding (runtime/drafting.py): never on a recurrent cache, which cannot drop a rejected draft
+        self.draft_tokens = draft_tokens if self.lc.rollback else 0
+        self.drafts = DraftStats()
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
         self.hand_back = None
@@ -159,42 +187,44 @@ class LlamaCppEngine(RowSteps):
         width = min(batch_size or self.lc.parallel, self.lc.parallel)
         waiting = []
         for index, conv in enumerate(conversations):
-            ids = encode_prompt(self.tok, self.fmt, conv)
-            if len(ids) >= self.n_ctx:
-                raise ToolkitError(f"a prompt of {len(ids)} tokens does not fit llama.cpp's context of {self.n_ctx}",
-                                   field="model.n_ctx", fix=f"model.n_ctx={2 ** (len(ids) + 256).bit_length()}")
-            waiting.append((index, conv, ids))
+            ids, head = self._prompt(conv)
+            waiting.append((index, conv, ids, head))
         gen = self.torch.Generator().manual_seed(self.cfg.seed)
         live: dict[int, Row] = {}               # sequence -> its conversation
         fresh: set[int] = set()                 # sequences whose prompt is still being fed
         while waiting or live:
-            for seq in range(width):
-                if seq not in live and waiting:
-                    live[seq] = self._admit(seq, waiting)
-                    fresh.add(seq)
-            # every sequence's next id first (a decoding row is never held up by a long prompt), then
-            # prompts and tool responses, as much as the batch holds
-            feeds, budget, stepping = [], self.lc.n_batch, []
+            free = [seq for seq in range(width) if seq not in live]
+            while free and waiting:
+                seq, r = self._admit(free, waiting)
+                free.remove(seq)
+                live[seq] = r
+                fresh.add(seq)
+            # every sequence's next id (and its draft) first: a decoding row is never held up by a long
+            # prompt; then prompts and tool responses, as much as the batch holds
+            feeds, budget, stepping, drafts = [], self.lc.n_batch, [], {}
             for seq in sorted(live, key=lambda s: len(live[s].pending) > 1):
                 r = live[seq]
-                if len(self.lc.held[seq]) + len(r.pending) > self.n_ctx:
+                room = self.n_ctx - len(self.lc.held[seq]) - len(r.pending)
+                if room < 0:
                     self._close(r, "context_full")
                     continue
                 take = r.pending[:budget]
                 if not take:
                     continue
                 whole = len(take) == len(r.pending)
-                feeds.append((seq, take, whole))
+                draft = self._draft(r)[:max(0, min(room, budget - len(take)))] if whole else []
+                feeds.append((seq, take + draft, 1 + len(draft) if whole else 0))
                 r.pending = r.pending[len(take):]
-                budget -= len(take)
+                budget -= len(take) + len(draft)
                 if whole:
                     stepping.append(seq)
+                    drafts[seq] = draft
             t0 = time.perf_counter()
             logits = self.lc.decode(feeds) if feeds else None
             elapsed = time.perf_counter() - t0
             if any(seq in fresh for seq, _, _ in feeds):
                 self.timing.prefill_s += elapsed
-            elif any(len(ids) > 1 for _, ids, _ in feeds):
+            elif any(n == 0 or len(ids) > n for _, ids, n in feeds):
                 self.timing.continuation_s += elapsed
             else:
                 self.timing.decode_s += elapsed
@@ -204,26 +234,98 @@ class LlamaCppEngine(RowSteps):
             if not stepping:
                 continue
             fresh.difference_update(stepping)
-            rows = [live[seq] for seq in stepping]
             scores = self.torch.from_numpy(logits)
-            self._apply_grammar(rows, scores)
-            for seq, r, tid in zip(stepping, rows, sample(scores, self.cfg, gen).tolist()):
-                yield from self._step_row(r, tid)
+            # a stepping row's logits: its newest id's, then one row per drafted id
+            first, at = [], 0
+            for seq, _, n in feeds:
+                if n:
+                    first.append(at)
+                    at += n
+            rows = [live[seq] for seq in stepping]
+            nexts = scores[first]
+            self._apply_grammar(rows, nexts)
+            for seq, r, tid, k in zip(stepping, rows, sample(nexts, self.cfg, gen).tolist(), first):
+                yield from self._take(seq, r, tid, drafts[seq], scores[k + 1:k + 1 + len(drafts[seq])], gen)
                 if r.done:
                     del live[seq]
 
-    def _admit(self, seq: int, waiting: list[tuple[int, Conversation, list[int]]]) -> Row:
-        """The waiting conversation whose prompt shares the most with what sequence `seq` holds (the
-        first one on a tie) joins there; only what differs is fed."""
-        held = self.lc.held[seq]
-        best, shared = 0, -1
-        for k, (_, _, ids) in enumerate(waiting[:PREFIX_SCAN]):
-            n = common_prefix(held, ids, len(ids) - 1)     # the last id is always fed: its logits are needed
-            if n > shared:
-                best, shared = k, n
-        index, conv, ids = waiting.pop(best)
-        self.lc.keep(seq, shared)
+    def _draft(self, r: Row) -> list[int]:
+        """Ids to check after the row's newest one (runtime/drafting.py), the grammar's first."""
+        if self.draft_tokens <= 0 or not self.lc.rollback:
+            return []
+        draft = grammar_draft(r.matcher, self.draft_tokens)
+        r.draft_source = "grammar"
+        if not draft and r.in_call:
+            draft = lookup_draft(r.ids[r.lookup_from:r.out.prompt_tokens], r.ids[-3:], self.draft_tokens)
+            r.draft_source = "lookup"
+        self.drafts.proposed[r.draft_source] += len(draft)
+        return draft
+
+    def _take(self, seq: int, r: Row, tid: int, draft: list[int], later: Any, gen: Any) -> Iterator[Event]:
+        """Take the sampled `tid`, then, while it equals the next drafted id, the id the model chooses at
+        that drafted position (`later`: their logits) under the grammar; the drafted ids past the last one
+        taken leave the cache."""
+        yield from self._step_row(r, tid)
+        t = 0
+        while not r.done and t < len(draft) and tid == draft[t] and r.pending == [tid]:
+            r.pending = []                   # already in the cache
+            row = later[t:t + 1].clone()
+            self._apply_grammar([r], row)
+            t += 1
+            tid = int(sample(row, self.cfg, gen)[0])
+            yield from self._step_row(r, tid)
+        hit = t < len(draft) and tid == draft[t]     # the last id taken is in the cache too (tools follow it)
+        if hit and not r.done:
+            r.pending = r.pending[1:]
+        if draft:
+            self.drafts.accepted[r.draft_source] += t + hit
+            self.lc.keep(seq, len(self.lc.held[seq]) - (len(draft) - t - hit))
+
+    def _prompt(self, conv: Conversation) -> tuple[list[int], int]:
+        """The prompt's ids and how many of them are the system prompt and tools."""
+        ids, head = encode_prompt_parts(self.tok, self.fmt, conv)
+        if len(ids) >= self.n_ctx:
+            raise ToolkitError(f"a prompt of {len(ids)} tokens does not fit llama.cpp's context of {self.n_ctx}",
+                               field="model.n_ctx", fix=f"model.n_ctx={2 ** (len(ids) + 256).bit_length()}")
+        return ids, head
+
+    def _pick(self, free: list[int], prompts: Sequence[tuple[list[int], int]]) -> tuple[int, int, int]:
+        """(sequence, prompt, shared ids) for the next conversation: of (prompt ids, system prompt and tools
+        length) pairs, one whose system prompt and tools a free sequence holds whole, where it shares the
+        most; else the first prompt, in the free sequence used longest ago (keeping whatever it shares). So
+        each sequence keeps the last tool set it served, and an app's few tool sets each keep theirs."""
+        best = None
+        for k, (ids, head) in enumerate(prompts):
+            for s in free:
+                n = common_prefix(self.lc.held[s], ids, len(ids) - 1)   # the last id is always fed: its logits
+                if n >= head and (best is None or n > best[2]):
+                    best = (s, k, n)
+        if best is not None:
+            return best
+        seq = min(free, key=lambda s: self.lc.last_used[s])
+        ids = prompts[0][0]
+        return seq, 0, common_prefix(self.lc.held[seq], ids, len(ids) - 1)
+
+    def _admit(self, free: list[int], waiting: list[tuple[int, Conversation, list[int], int]]) -> tuple[int, Row]:
+        """The waiting conversation and free sequence that share the most (`_pick`); only what differs is fed."""
+        seq, k, shared = self._pick(free, [(w[2], w[3]) for w in waiting[:PREFIX_SCAN]])
+        index, conv, ids, head = waiting.pop(k)
+        shared = self.lc.keep(seq, shared)
+        self.lc.touch(seq)
         self.reused_tokens += shared
         r = Row(index, conv, ids)
+        r.lookup_from = head
         r.pending = ids[shared:]
-        return r
+        return seq, r
+
+    def hold_prefix(self, conversation: Conversation) -> int:
+        """Compute the system prompt and tools of `conversation` into a sequence now (the one already holding
+        most of them, else the one used longest ago), so that a request over these tools pays only for its
+        own words; returns the ids computed."""
+        ids, head = self._prompt(conversation)
+        seq, _, shared = self._pick(list(range(self.lc.parallel)), [(ids[:head + 1], head)])
+        shared = self.lc.keep(seq, min(shared, head))
+        self.lc.touch(seq)
+        for at in range(shared, head, self.lc.n_batch):
+            self.lc.decode([(seq, ids[at:min(head, at + self.lc.n_batch)], 0)])
+        return head - shared

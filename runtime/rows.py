@@ -87,6 +87,8 @@ class Row:
         self.segment: list[int] = []          # tokens of the assistant text since the last tool response
         self.out = CaseOutput(prompt_tokens=len(prompt_ids))
         self.pending: list[int] = []          # tokens to feed next step
+        self.lookup_from = 0                  # ids before this are the system prompt and tools (not looked up)
+        self.draft_source = ""                # where the ids drafted after them came from (llama.cpp engine)
         self.done = False
         self.in_call = False                  # between call_start and call_end
         self.matcher: Any = None              # the call grammar's matcher while in a call (constrained)

@@ -23,6 +23,7 @@ from toolcore.tokenize import encode_prompt
 from .batching import Batcher, Job
 from .config import ServeConfig
 from .errors import APIError, bad_request, validation_error
+from .guard import Guard
 from .protocol import ChatRequest, Reply, Request, TurnText, chunk, completion, new_id, to_request, wire_call
 
 
@@ -60,7 +61,9 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
 
     @app.exception_handler(APIError)
     async def _api_error(_, e: APIError):
-        return JSONResponse(e.body(), status_code=e.status)
+        return JSONResponse(e.body(), status_code=e.status, headers=e.headers)
+
+    app.add_middleware(Guard, api_key=cfg.api_key, max_body=int(cfg.max_body_mb * 2 ** 20))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_, e: RequestValidationError):
@@ -96,6 +99,10 @@ def create_app(model: Any, cfg: ServeConfig) -> FastAPI:
                                   "the tools", param="messages", code="context_length_exceeded")
             if ctx:
                 max_tokens = min(max_tokens, ctx - n)
+        if batcher.waiting() >= cfg.max_waiting:
+            wait = max(1, round(batcher.last_batch_s))
+            raise APIError(503, f"the server is busy: {batcher.waiting()} requests are waiting for a batch; retry in "
+                                f"{wait} s", kind="server_error", code="server_busy", headers={"Retry-After": str(wait)})
         job = Job(request, max_tokens, asyncio.Queue(), asyncio.get_running_loop())
         batcher.submit(job)
         if request.stream:

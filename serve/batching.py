@@ -54,11 +54,16 @@ class Batcher:
         self.window_s, self.max_batch = window_ms / 1000, max_batch
         self.queue: queue.Queue[Job | None] = queue.Queue()
         self.batches: list[int] = []          # sizes of the batches run (the load test reports them)
+        self.last_batch_s = 1.0               # how long the last batch took (a busy server's Retry-After)
         self.thread = threading.Thread(target=self._loop, name="batcher", daemon=True)
         self.thread.start()
 
     def submit(self, job: Job) -> None:
         self.queue.put(job)
+
+    def waiting(self) -> int:
+        """Requests not yet taken into a batch."""
+        return self.queue.qsize()
 
     def close(self) -> None:
         self.queue.put(None)
@@ -80,6 +85,7 @@ class Batcher:
                     break
                 batch.append(job)
             self.batches.append(len(batch))
+            started = time.monotonic()
             groups: dict[tuple, list[Job]] = {}
             for job in batch:              # one engine run per sampling setting
                 groups.setdefault(job.sampling(), []).append(job)
@@ -89,6 +95,7 @@ class Batcher:
                 except Exception as e:      # a model failure ends these requests with a 500, not the server
                     for job in jobs:
                         job.put(("error", f"{type(e).__name__}: {e}"))
+            self.last_batch_s = time.monotonic() - started
 
     def _run(self, key: tuple, jobs: list[Job]) -> None:
         if self.engine is None:

@@ -35,6 +35,14 @@ class ServeConfig:
     server_tools: list[str] = field(default_factory=list)
     # extra tool schema files/folders for server_tools that are not built in
     tool_paths: list[str] = field(default_factory=list)
+    # (*) when set, every /v1 request must carry `Authorization: Bearer <api_key>` (else 401), as vLLM's
+    # --api-key and llama-server's; read from $TOOLCALL_API_KEY by default (configs/serve.yaml), so the key
+    # need not sit in a command line
+    api_key: str | None = None
+    # request bodies above this many MiB are refused with 413 before they are read whole
+    max_body_mb: float = 16.0
+    # requests waiting for a batch beyond this many are refused with 503 and Retry-After, not held open
+    max_waiting: int = 64
     log_level: str = "info"
 
     def __post_init__(self) -> None:
@@ -49,5 +57,13 @@ class ServeConfig:
         if self.max_batch <= 0 or self.default_max_tokens <= 0:
             raise ToolkitError("must be positive", file=WHERE,
                                field="max_batch" if self.max_batch <= 0 else "default_max_tokens")
+        if not 0 < self.max_body_mb <= 1024:
+            raise ToolkitError(f"max_body_mb={self.max_body_mb}", file=WHERE, field="max_body_mb",
+                               fix="a size in MiB above 0, at most 1024 (default 16)")
+        if self.max_waiting < 1:
+            raise ToolkitError("must be 1 or more", file=WHERE, field="max_waiting")
+        if self.api_key is not None and not self.api_key.strip():
+            raise ToolkitError("an empty api_key would let every request in", file=WHERE, field="api_key",
+                               fix="give a key, or null for an open server")
         if self.context_length is not None and self.context_length <= 0:
             raise ToolkitError("must be positive or null", file=WHERE, field="context_length")

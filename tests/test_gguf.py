@@ -141,3 +141,38 @@ def test_a_prompt_that_starts_like_the_last_one_computes_only_the_rest(exported)
     fresh = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation={"max_new_tokens": 24}, parallel=1, threads=2)
     assert fresh.engine.run([other])[0].output_ids == again.output_ids     # reusing changes nothing
     assert first.prompt_tokens == len(shared)
+
+
+@pytest.mark.parametrize("kind", ["f16", "q8_0"])
+def test_drafted_decoding_writes_what_plain_decoding_writes(exported, kind):
+    """Drafts (the grammar's forced ids, ids looked up in the request) are checked in the pass of the id
+    before them and kept only where the model chooses them itself: the same calls and text in fewer passes."""
+    from runtime.models.llamacpp import LlamaCppModel
+
+    cases = load_suite("hackathon30")[:12] + load_suite("handwritten")[:6]
+    gen = {"max_new_tokens": 48}
+    plain = LlamaCppModel(str(exported / f"model-{kind}.gguf"), generation=gen, threads=2, draft_tokens=0)
+    drafted = LlamaCppModel(str(exported / f"model-{kind}.gguf"), generation=gen, threads=2, draft_tokens=8)
+    a, b = plain.predict(cases), drafted.predict(cases)
+    assert any(p.calls for p in a)
+    assert [p.calls for p in a] == [p.calls for p in b]
+    # a pass over several ids may round a near-tie of the free text the other way
+    assert sum(x.raw_text == y.raw_text for x, y in zip(a, b)) >= len(cases) - 1
+    counts = drafted.timing
+    assert counts["draft_grammar_accepted"] > 0 and plain.timing["draft_grammar_proposed"] == 0
+    assert drafted.engine.timing.steps < plain.engine.timing.steps
+
+
+def test_the_tools_prefix_held_for_a_tool_set_is_not_computed_again(exported):
+    from runtime.models.llamacpp import LlamaCppModel
+    from toolcore.conversation import Conversation, Message
+    from toolcore.tokenize import encode_prompt_parts
+
+    engine = LlamaCppModel(str(exported / "model-q8_0.gguf"), generation={"max_new_tokens": 16}, parallel=2,
+                           threads=2).engine
+    first, second = load_suite("hackathon30")[0].conversation, load_suite("hackathon30")[5].conversation
+    _, head = encode_prompt_parts(engine.tok, engine.fmt, first)
+    assert engine.hold_prefix(first) == head and engine.hold_prefix(first) == 0
+    engine.hold_prefix(second)                   # a second tool set takes the other sequence
+    engine.run([Conversation([Message.text("user", "Anything for Oslo?")], first.tools)])
+    assert engine.reused_tokens >= head          # the first tool set's prefix was still held

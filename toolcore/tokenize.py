@@ -48,7 +48,7 @@ def encode_packed(tokenizer: Any, fmt: ChatFormat, conv: Conversation, starts: S
     shared: list[int] | None = None
     for k, (a, b) in enumerate(zip(bounds, bounds[1:]), start=1):
         segs = fmt.render(Conversation(lead + msgs[a:b], list(conv.tools)))
-        cut = next((i for i, s in enumerate(segs) if s.role not in ("", "system")), len(segs))
+        cut = shared_segments(segs)
         head, _ = encode_segments(tokenizer, segs[:cut])
         ids, labels = encode_segments(tokenizer, segs[cut:])
         if shared is None:
@@ -66,9 +66,24 @@ def encode_packed(tokenizer: Any, fmt: ChatFormat, conv: Conversation, starts: S
     return out
 
 
+def shared_segments(segments: Sequence[Segment]) -> int:
+    """How many leading segments are the system prompt and tools: the part every request over the same
+    tools starts with."""
+    return next((i for i, s in enumerate(segments) if s.role not in ("", "system")), len(segments))
+
+
 def encode_prompt(tokenizer: Any, fmt: ChatFormat, conv: Conversation) -> list[int]:
     """The ids a model is given to answer the last user turn of `conv`."""
-    return encode_segments(tokenizer, fmt.render(conv.up_to_last_user(), add_generation_prompt=True))[0]
+    return encode_prompt_parts(tokenizer, fmt, conv)[0]
+
+
+def encode_prompt_parts(tokenizer: Any, fmt: ChatFormat, conv: Conversation) -> tuple[list[int], int]:
+    """`encode_prompt`'s ids and how many of them are the system prompt and tools."""
+    segs = fmt.render(conv.up_to_last_user(), add_generation_prompt=True)
+    cut = shared_segments(segs)
+    head, _ = encode_segments(tokenizer, segs[:cut])
+    rest, _ = encode_segments(tokenizer, segs[cut:])
+    return head + rest, len(head)
 
 
 def encode_continuation(tokenizer: Any, fmt: ChatFormat, results: Sequence[Message]) -> list[int]:

@@ -22,7 +22,8 @@ from .base import Prediction
 
 class LlamaCppModel:
     def __init__(self, path: str, format: str | None = None, tokenizer: str | None = None, name: str | None = None,
-                 n_ctx: int = 4096, parallel: int = 4, threads: int | None = None, repack: bool = False, generation: dict | None = None,
+                 n_ctx: int = 4096, parallel: int = 4, threads: int | None = None, repack: bool = False,
+                 draft_tokens: int = 8, generation: dict | None = None,
                  trust_remote_code: bool = False):
         from ..generation import GenerationConfig
         from ..llamacpp_engine import LlamaCppEngine
@@ -41,7 +42,8 @@ class LlamaCppModel:
         self.name = name or gguf.stem
         tok = load_tokenizer(tok_src, trust_remote_code=trust_remote_code)
         self.engine = LlamaCppEngine(str(gguf), tok, self.fmt, GenerationConfig(**(generation or {})),
-                                     n_ctx=n_ctx, parallel=parallel, threads=threads, repack=repack)
+                                     n_ctx=n_ctx, parallel=parallel, threads=threads, repack=repack,
+                                     draft_tokens=draft_tokens)
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
         from .hf import prediction
@@ -50,4 +52,4 @@ class LlamaCppModel:
 
     @property
     def timing(self) -> dict[str, float]:
-        return self.engine.timing.as_dict()
+        return {**self.engine.timing.as_dict(), **self.engine.drafts.as_dict()}
