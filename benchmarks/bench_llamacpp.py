@@ -8,7 +8,8 @@ the hand-written set and the first 300 cases of the generated test split.
 Per suite and backend: wall time for the whole suite (throughput, and as a multiple of `generate`), mean
 call F1, and how many cases give exactly the transformers engine's calls. The `generate` baseline is the
 strongest plain one (bench_eval.py: length-sorted left-padded batches of 16, greedy, first turn only, so
-it does less work than the engines' full tool loop). Each GGUF runs plain (one pass a generated id) and
+it does less work than the engines' full tool loop: the "calls handed back" row ends each conversation
+with its first turn's calls, unexecuted, as the server does, which is generate's work). Each GGUF runs plain (one pass a generated id) and
 drafted (runtime/drafting.py); the drafted run must give the plain run's calls and text: where a text
 differs, the two top logits of the plain run at the first differing id are printed (a near-tie that a pass
 over several ids rounds the other way). Then single-request latency on the hackathon 30 (each case alone,
@@ -107,7 +108,10 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--parallel", type=int, default=4, help="llama.cpp sequences decoded together")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--no-transformers", action="store_true",
+                    help="llama.cpp rows only (plain against drafted), without the transformers baselines")
     ap.add_argument("--draft-tokens", type=int, default=8, help="the drafted runs' model.draft_tokens")
+    ap.add_argument("--draft-lookup", action="store_true", help="the drafted runs' model.draft_lookup")
     args = ap.parse_args()
     run = Path(args.run)
     fmt = get_format("generic")
@@ -120,17 +124,20 @@ def main() -> None:
     eos = sorted({tok.eos_token_id, tok.convert_tokens_to_ids(fmt.turn_end)})
     hf_engine = ToolLoopEngine(model, tok, fmt, gen)
     engines = {(kind, k): LlamaCppEngine(str(run / "gguf" / f"model-{kind}.gguf"), tok, fmt, gen, parallel=args.parallel,
-                                         threads=args.threads, draft_tokens=k)
+                                         threads=args.threads, draft_tokens=k,
+                                         draft_lookup=args.draft_lookup)
                for kind in args.types for k in (0, args.draft_tokens)}
     console = Console(width=180)
     for suite in args.suites:
         cases = load_cases(suite, limit=args.test_cases if Path(suite).is_dir() else None)
-        prompts = [encode_prompt(tok, fmt, c.conversation) for c in cases]
-        t0 = time.perf_counter()
-        generate_batched(model, prompts, eos, tok.pad_token_id, args.max_new_tokens, 16)
-        rows = [("transformers generate (first turn, batch 16)", {"wall_s": time.perf_counter() - t0})]
-        reference, figures = suite_figures(hf_engine, cases)
-        rows.append(("transformers engine (tool loop, batch 16)", figures))
+        rows, reference = [], None
+        if not args.no_transformers:
+            prompts = [encode_prompt(tok, fmt, c.conversation) for c in cases]
+            t0 = time.perf_counter()
+            generate_batched(model, prompts, eos, tok.pad_token_id, args.max_new_tokens, 16)
+            rows.append(("transformers generate (first turn, batch 16)", {"wall_s": time.perf_counter() - t0}))
+            reference, figures = suite_figures(hf_engine, cases)
+            rows.append(("transformers engine (tool loop, batch 16)", figures))
         notes, plain = [], {}
         for (kind, k), engine in engines.items():
             outs, figures = suite_figures(engine, cases, reference)
@@ -141,7 +148,11 @@ def main() -> None:
                                          sum(a.output_ids == b.output_ids for a, b in zip(plain[kind], outs)))
                 notes += [f"{kind}: {line}" for line in divergences(engine, cases, plain[kind], outs)]
             rows.append((f"llama.cpp {kind} {'drafted' if k else 'plain'} ({args.parallel} sequences)", figures))
-        base_wall = rows[0][1]["wall_s"]
+            if k:   # the first turn's calls handed back unexecuted, as the server does: generate's work
+                engine.hand_back = lambda conv, calls: True
+                rows.append((f"llama.cpp {kind} drafted, calls handed back", suite_figures(engine, cases, reference)[1]))
+                engine.hand_back = None
+        base_wall = None if args.no_transformers else rows[0][1]["wall_s"]
         table = Table(title=f"{suite} ({len(cases)} cases), {run}: load average {os.getloadavg()[0]:.2f}, "
                             f"{args.threads} threads")
         for col in ("backend", "wall s", "x generate", "F1", "same calls as transformers",
@@ -149,7 +160,7 @@ def main() -> None:
             table.add_column(col)
         for name, f in rows:
             same_plain = f.get("same_plain")
-            table.add_row(name, f"{f['wall_s']:.1f}", f"{base_wall / f['wall_s']:.2f}",
+            table.add_row(name, f"{f['wall_s']:.1f}", f"{base_wall / f['wall_s']:.2f}" if base_wall else "-",
                           f"{f['f1']:.3f}" if "f1" in f else "-",
                           "-" if f.get("same") is None else f"{f['same']}/{f['n']}",
                           "-" if same_plain is None else f"{same_plain[0]}/{f['n']} / {same_plain[1]}/{f['n']}",
@@ -161,10 +172,11 @@ def main() -> None:
     table = Table(title=f"hackathon 30, one request alone until its calls (load average {os.getloadavg()[0]:.2f})")
     for col in ("backend", "cache", "p50 ms", "p95 ms", "mean ms", "total score"):
         table.add_column(col)
-    hf_engine.cfg.batch_size = 1
-    f = latency(hf_engine, cases, cold=False)
-    table.add_row("transformers engine", "prefix store", f"{f['p50']:.0f}", f"{f['p95']:.0f}", f"{f['mean']:.0f}",
-                  f"{f['score']:.1f}")
+    if not args.no_transformers:
+        hf_engine.cfg.batch_size = 1
+        f = latency(hf_engine, cases, cold=False)
+        table.add_row("transformers engine", "prefix store", f"{f['p50']:.0f}", f"{f['p95']:.0f}", f"{f['mean']:.0f}",
+                      f"{f['score']:.1f}")
     for (kind, k), engine in engines.items():
         for cold in (True, False):
             f = latency(engine, cases, cold=cold)

@@ -5,12 +5,14 @@ Two sources, tried in this order:
 - "grammar": inside a call, the longest continuation every valid call starts with (the rest of a tool's
   name, key names, punctuation), as token ids (xgrammar's jump-forward tokens, which hold back a last
   token that a longer token could absorb).
-- "lookup": inside a call, the ids that followed the newest n-gram written (3 ids, then 2, then 1) where
+- "lookup" (opt-in, `model.draft_lookup`): inside a call, the ids that followed the newest n-gram written (3 ids, then 2, then 1) where
   it occurs in the conversation's own words (the request and earlier turns, not the system prompt and
   tools): a value copied from the request (prompt lookup decoding, as llama.cpp's lookup decoding and
   transformers' `prompt_lookup_num_tokens`). Measured here, lookup over everything (the tools' JSON, the
-  call being written) proposed mostly the call's own syntax again and the model took about 5% of it; on a
-  CPU, where a pass over two ids costs nearly twice one, such drafts cost more than they save.
+  call being written) proposed mostly the call's own syntax again and the model took about 5% of it;
+  over the request alone it took 13%. On a CPU, where a pass over two ids costs nearly twice one, that
+  still costs more than it saves (hackathon 30, q8_0, tools kept: p95 604-616 ms with it, 537-539
+  without), so it is off unless turned on (a GPU pays almost nothing for a few more ids in a pass).
 
 A draft is only a proposal. The engine feeds it after the newest id, reads the logits at every drafted
 position and keeps the longest prefix the model itself chooses there under the grammar (greedy: the same

@@ -14,11 +14,11 @@ its keys and values: the next conversation that starts like it (the same system 
 earlier turn of the same chat) takes that sequence and computes only the rest.
 
 Drafted decoding (`draft_tokens`, on by default): a decoding row's newest id goes in with up to
-`draft_tokens` drafted ids after it (runtime/drafting.py: what the call grammar forces, or what followed
-the same ids earlier in the conversation), with logits at every position. The row takes the model's own
-choice at each position, under the grammar, for as long as it equals the draft; the drafted ids past that
-leave the cache. Plain decoding writes the same ids, one pass each. Not on models whose cache is a
-recurrent state (LFM2, Mamba): it cannot be cut back.
+`draft_tokens` drafted ids after it (runtime/drafting.py: what the call grammar forces, and with
+`draft_lookup` what followed the same ids in the request), with logits at every position. The row takes
+the model's own choice at each position, under the grammar, for as long as it equals the draft; the
+drafted ids past that leave the cache. Plain decoding writes the same ids, one pass each. Not on models
+whose cache is a recurrent state (LFM2, Mamba): it cannot be cut back.
 
 Not here: the opt-in assists (next_call_p, divert_repeats).
 """
@@ -137,7 +137,7 @@ class LlamaCppContext:
 class LlamaCppEngine(RowSteps):
     def __init__(self, gguf: str, tokenizer: Any, fmt: ChatFormat, config: GenerationConfig | None = None,
                  n_ctx: int = 4096, parallel: int = 4, threads: int | None = None, repack: bool = False,
-                 draft_tokens: int = 8, context: Callable[[], ExecutionContext] | None = None):
+                 draft_tokens: int = 8, draft_lookup: bool = False, context: Callable[[], ExecutionContext] | None = None):
         import torch
 
         self.torch = torch
@@ -167,6 +167,7 @@ class LlamaCppEngine(RowSteps):
                                fix="model.draft_tokens=8")
         # drafted decoding (runtime/drafting.py): never on a recurrent cache, which cannot drop a rejected draft
         self.draft_tokens = draft_tokens if self.lc.rollback else 0
+        self.draft_lookup = draft_lookup
         self.drafts = DraftStats()
         self.context = context or default_context
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
@@ -212,7 +213,7 @@ class LlamaCppEngine(RowSteps):
                 if not take:
                     continue
                 whole = len(take) == len(r.pending)
-                draft = self._draft(r)[:max(0, min(room, budget - len(take)))] if whole else []
+                draft = self._draft(r, min(room, budget - len(take))) if whole else []
                 feeds.append((seq, take + draft, 1 + len(draft) if whole else 0))
                 r.pending = r.pending[len(take):]
                 budget -= len(take) + len(draft)
@@ -249,14 +250,15 @@ class LlamaCppEngine(RowSteps):
                 if r.done:
                     del live[seq]
 
-    def _draft(self, r: Row) -> list[int]:
-        """Ids to check after the row's newest one (runtime/drafting.py), the grammar's first."""
-        if self.draft_tokens <= 0 or not self.lc.rollback:
+    def _draft(self, r: Row, room: int) -> list[int]:
+        """At most `room` ids to check after the row's newest one (runtime/drafting.py), the grammar's first."""
+        limit = min(self.draft_tokens, room)
+        if limit <= 0 or not self.lc.rollback:
             return []
-        draft = grammar_draft(r.matcher, self.draft_tokens)
+        draft = grammar_draft(r.matcher, limit)
         r.draft_source = "grammar"
-        if not draft and r.in_call:
-            draft = lookup_draft(r.ids[r.lookup_from:r.out.prompt_tokens], r.ids[-3:], self.draft_tokens)
+        if not draft and r.in_call and self.draft_lookup:
+            draft = lookup_draft(r.ids[r.lookup_from:r.out.prompt_tokens], r.ids[-3:], limit)
             r.draft_source = "lookup"
         self.drafts.proposed[r.draft_source] += len(draft)
         return draft

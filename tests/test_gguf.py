@@ -143,8 +143,8 @@ def test_a_prompt_that_starts_like_the_last_one_computes_only_the_rest(exported)
     assert first.prompt_tokens == len(shared)
 
 
-@pytest.mark.parametrize("kind", ["f16", "q8_0"])
-def test_drafted_decoding_writes_what_plain_decoding_writes(exported, kind):
+@pytest.mark.parametrize("kind, lookup", [("f16", False), ("q8_0", True)])
+def test_drafted_decoding_writes_what_plain_decoding_writes(exported, kind, lookup):
     """Drafts (the grammar's forced ids, ids looked up in the request) are checked in the pass of the id
     before them and kept only where the model chooses them itself: the same calls and text in fewer passes."""
     from runtime.models.llamacpp import LlamaCppModel
@@ -152,7 +152,8 @@ def test_drafted_decoding_writes_what_plain_decoding_writes(exported, kind):
     cases = load_suite("hackathon30")[:12] + load_suite("handwritten")[:6]
     gen = {"max_new_tokens": 48}
     plain = LlamaCppModel(str(exported / f"model-{kind}.gguf"), generation=gen, threads=2, draft_tokens=0)
-    drafted = LlamaCppModel(str(exported / f"model-{kind}.gguf"), generation=gen, threads=2, draft_tokens=8)
+    drafted = LlamaCppModel(str(exported / f"model-{kind}.gguf"), generation=gen, threads=2, draft_tokens=8,
+                            draft_lookup=lookup)
     a, b = plain.predict(cases), drafted.predict(cases)
     assert any(p.calls for p in a)
     assert [p.calls for p in a] == [p.calls for p in b]
@@ -160,6 +161,7 @@ def test_drafted_decoding_writes_what_plain_decoding_writes(exported, kind):
     assert sum(x.raw_text == y.raw_text for x, y in zip(a, b)) >= len(cases) - 1
     counts = drafted.timing
     assert counts["draft_grammar_accepted"] > 0 and plain.timing["draft_grammar_proposed"] == 0
+    assert (counts["draft_lookup_proposed"] > 0) == lookup
     assert drafted.engine.timing.steps < plain.engine.timing.steps
 
 

@@ -23,7 +23,7 @@ from .base import Prediction
 class LlamaCppModel:
     def __init__(self, path: str, format: str | None = None, tokenizer: str | None = None, name: str | None = None,
                  n_ctx: int = 4096, parallel: int = 4, threads: int | None = None, repack: bool = False,
-                 draft_tokens: int = 8, generation: dict | None = None,
+                 draft_tokens: int = 8, draft_lookup: bool = False, generation: dict | None = None,
                  trust_remote_code: bool = False):
         from ..generation import GenerationConfig
         from ..llamacpp_engine import LlamaCppEngine
@@ -43,7 +43,7 @@ class LlamaCppModel:
         tok = load_tokenizer(tok_src, trust_remote_code=trust_remote_code)
         self.engine = LlamaCppEngine(str(gguf), tok, self.fmt, GenerationConfig(**(generation or {})),
                                      n_ctx=n_ctx, parallel=parallel, threads=threads, repack=repack,
-                                     draft_tokens=draft_tokens)
+                                     draft_tokens=draft_tokens, draft_lookup=draft_lookup)
 
     def predict(self, cases: Sequence[Case]) -> list[Prediction]:
         from .hf import prediction
