@@ -111,6 +111,7 @@ def main() -> None:
     ap.add_argument("--no-transformers", action="store_true",
                     help="llama.cpp rows only (plain against drafted), without the transformers baselines")
     ap.add_argument("--draft-tokens", type=int, default=8, help="the drafted runs' model.draft_tokens")
+    ap.add_argument("--no-latency", action="store_true", help="the throughput tables only")
     ap.add_argument("--draft-lookup", action="store_true", help="the drafted runs' model.draft_lookup")
     args = ap.parse_args()
     run = Path(args.run)
@@ -168,6 +169,8 @@ def main() -> None:
         console.print(table)
         for line in notes:
             console.print(f"  text differs: {line}")
+    if args.no_latency:
+        return
     cases = load_cases("hackathon30")
     table = Table(title=f"hackathon 30, one request alone until its calls (load average {os.getloadavg()[0]:.2f})")
     for col in ("backend", "cache", "p50 ms", "p95 ms", "mean ms", "total score"):
