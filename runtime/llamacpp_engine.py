@@ -17,7 +17,8 @@ Drafted decoding (`draft_tokens`, on by default): a decoding row's newest id goe
 `draft_tokens` drafted ids after it (runtime/drafting.py: what the call grammar forces, and with
 `draft_lookup` what followed the same ids in the request), with logits at every position. The row takes
 the model's own choice at each position, under the grammar, for as long as it equals the draft; the
-drafted ids past that leave the cache. Plain decoding writes the same ids, one pass each. Not on models
+drafted ids past that leave the cache. Plain decoding writes the same ids, one pass each, up to the
+rounding of a several-id pass against a one-id pass at near-ties (docs/on-device.md). Not on models
 whose cache is a recurrent state (LFM2, Mamba): it cannot be cut back.
 
 Not here: the opt-in assists (next_call_p, divert_repeats).
