@@ -72,10 +72,7 @@ def divergences(engine, cases, plain, drafted) -> list[str]:
                  min(len(a.output_ids), len(b.output_ids)))
         ids = encode_prompt(engine.tok, engine.fmt, case.conversation) + a.output_ids[:k]
         engine.lc.keep(0, 0)
-        step = engine.lc.n_batch                  # a prompt longer than a batch goes in over several
-        for at in range(0, len(ids), step):
-            logits = engine.lc.decode([(0, ids[at:at + step], 1 if at + step >= len(ids) else 0)])
-        logits = logits[0]
+        logits = engine.lc.feed(0, ids, logits=True)
         top = np.argsort(-logits)[:2]
         said = ", ".join(f"{engine.tok.decode([int(t)])!r} {logits[t]:.3f}" for t in top)
         lines.append(f"{case.id}: id {k} ({'calls the same' if a.calls == b.calls else 'CALLS DIFFER'}); "

@@ -5,8 +5,8 @@ Two sources, tried in this order:
 - "grammar": inside a call, the longest continuation every valid call starts with (the rest of a tool's
   name, key names, punctuation), as token ids (xgrammar's jump-forward tokens, which hold back a last
   token that a longer token could absorb).
-- "lookup" (opt-in, `model.draft_lookup`): inside a call, the ids that followed the newest n-gram written (3 ids, then 2, then 1) where
-  it occurs in the conversation's own words (the request and earlier turns, not the system prompt and
+- "lookup" (opt-in, `model.draft_lookup`): inside a call, the ids that followed the newest n-gram written
+  (3 ids, then 2, then 1) where it occurs in the conversation's own words (the request and earlier turns, not the system prompt and
   tools): a value copied from the request (prompt lookup decoding, as llama.cpp's lookup decoding and
   transformers' `prompt_lookup_num_tokens`). Measured here, lookup over everything (the tools' JSON, the
   call being written) proposed mostly the call's own syntax again and the model took about 5% of it;
@@ -23,6 +23,7 @@ is what plain decoding writes; the rest is cut from the cache. Measured per sour
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 

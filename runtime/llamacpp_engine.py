@@ -103,6 +103,15 @@ class LlamaCppContext:
             del self.held[seq][n:]
         return len(self.held[seq])
 
+    def feed(self, seq: int, ids: list[int], logits: bool = False):
+        """Feed `ids` to sequence `seq` alone, over as many batches as they need; the last id's logits
+        (a vector) when asked for, else None."""
+        out = None
+        for at in range(0, len(ids), self.n_batch):
+            last = at + self.n_batch >= len(ids)
+            out = self.decode([(seq, ids[at:at + self.n_batch], int(logits and last))])
+        return out[0] if logits and out is not None else None
+
     def touch(self, seq: int) -> None:
         self.clock += 1
         self.last_used[seq] = self.clock
@@ -253,8 +262,8 @@ class LlamaCppEngine(RowSteps):
 
     def _draft(self, r: Row, room: int) -> list[int]:
         """At most `room` ids to check after the row's newest one (runtime/drafting.py), the grammar's first."""
-        limit = min(self.draft_tokens, room)
-        if limit <= 0 or not self.lc.rollback:
+        limit = min(self.draft_tokens, room)      # draft_tokens is 0 where the cache cannot be cut back
+        if limit <= 0:
             return []
         draft = grammar_draft(r.matcher, limit)
         r.draft_source = "grammar"
@@ -329,6 +338,5 @@ class LlamaCppEngine(RowSteps):
         seq, _, shared = self._pick(list(range(self.lc.parallel)), [(ids[:head + 1], head)])
         shared = self.lc.keep(seq, min(shared, head))
         self.lc.touch(seq)
-        for at in range(shared, head, self.lc.n_batch):
-            self.lc.decode([(seq, ids[at:min(head, at + self.lc.n_batch)], 0)])
+        self.lc.feed(seq, ids[shared:head])
         return head - shared
