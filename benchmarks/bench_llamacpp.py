@@ -48,6 +48,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def suite_figures(engine, cases, reference=None) -> tuple[list, dict]:
     accepted = dict(engine.drafts.accepted) if hasattr(engine, "drafts") else None
+    if hasattr(engine, "lc"):       # cold: a run must not find the previous run's prompts in the cache
+        for seq in range(engine.lc.parallel):
+            engine.lc.keep(seq, 0)
     t0 = time.perf_counter()
     outs = engine.run([c.conversation for c in cases])
     wall = time.perf_counter() - t0

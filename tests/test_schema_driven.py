@@ -311,6 +311,32 @@ def test_every_bfcl_shape_is_there(drafts):
             assert any(w in msgs[-1].content.lower() for w in ("can't", "not able", "don't have"))
 
 
+def test_parallel_values_said_as_one_list_are_one_call_each():
+    """coordinate_share=1: a "parallel" row asks once, the values that differ listed ("for Oslo and
+    Bergen"): the calls differ in that one parameter and nothing but a list separator stands between its
+    values. At 0 each call has its own clause or "the same for X"."""
+    def listed(share: float) -> int:
+        src, n = source(shapes={"parallel": 1.0}, coordinate_share=share), 0
+        for i in range(120):
+            try:
+                d = src.build(i, False)
+            except Rejected:
+                continue
+            if src.check(d) is not None:
+                continue
+            args = [c.call.arguments for c in d.calls]
+            assert len({c.call.name for c in d.calls}) == 1 and len(args) >= 2
+            differing = {k for a in args for k in a if any(a.get(k) != b.get(k) for b in args)}
+            said = [str(a[k]) for k in differing for a in args]
+            if len(differing) == 1 and all(v in d.user_text for v in said):    # said as written
+                at = [d.user_text.index(v) for v in said]
+                gaps = [d.user_text[a + len(v):b] for a, v, b in zip(at, said, at[1:])]
+                n += all(re.fullmatch(r"\s*(,|;)?\s*(and|&)?\s*", g) for g in gaps)
+        return n
+
+    assert listed(1.0) >= 40 and listed(0.0) <= 2
+
+
 def test_train_library_is_hundreds_of_tools_over_many_domains():
     lib = build_library(400)
     assert len(lib) == 400 and len({t.tool.name for t in lib}) == 400

@@ -83,6 +83,10 @@ class SchemaDataConfig:
     # (*) share of one-call requests that give one or two details in sentences of their own after the ask
     # ("... for the Denver warehouse. The delivery date is March 3, 2026."); every value is still verified
     follow_share: float = 0.35
+    # (*) share of "parallel" rows (one tool, 2-3 calls) that say the values that differ as one list in one
+    # ask ("the forecast for Oslo, Bergen and Tromsø"), as people ask for the same thing several times;
+    # the rest say each call in a clause of its own or "the same for X"
+    coordinate_share: float = 0.5
     # (*) how much more often a tool that takes an object or an array of objects (an order's lines, an
     # address, attendees) is the one a request calls: such tools are a tenth of the library, and most of
     # the APIs users bring
@@ -108,7 +112,7 @@ class SchemaDataConfig:
             return ToolkitError(msg, file="configs/data_gen.yaml", field=f"schema_data.{name}", fix=fix)
 
         for name in ("share", "mask_share", "optional_share", "hard_irrelevance", "inline_share", "bare_share",
-                     "lookalike", "follow_share", "long_list_share"):
+                     "lookalike", "follow_share", "long_list_share", "coordinate_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         if not 0 <= self.teacher.share <= 1:

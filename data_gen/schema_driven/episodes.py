@@ -127,7 +127,7 @@ class EpisodeBuilder:
                  aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0,
                  bare_share: float = 0.0, lookalike: float = 0.0, context_share: float = 0.0,
                  follow_share: float = 0.0, long_list_share: float = 0.0, long_list_max: int = 16,
-                 structured_weight: float = 1.0):
+                 structured_weight: float = 1.0, coordinate_share: float = 0.0):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -145,6 +145,7 @@ class EpisodeBuilder:
         self.long_list_share = long_list_share
         self.long_list_max = long_list_max
         self.structured_weight = structured_weight
+        self.coordinate_share = coordinate_share
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -157,9 +158,12 @@ class EpisodeBuilder:
         return order_ranges(args)
 
     def clause(self, p: Prepared, args: dict[str, Any], rng: random.Random, *, first: bool,
-               follow: list[list[Piece]] | None = None) -> tuple[list[Piece], str]:
+               follow: list[list[Piece]] | None = None, also: dict[str, list[Any]] | None = None
+               ) -> tuple[list[Piece], str]:
         """The ask for one call. With `follow` (a one-call request), some details may be said in sentences of
-        their own after the ask (`discourse.pick_follow`); they are appended to it."""
+        their own after the ask (`discourse.pick_follow`); they are appended to it. `also`: a parameter's
+        further values, said with its own as one list, one call each ("the weather in Oslo and Bergen")."""
+        also = also or {}
         if p.questions and rng.random() < (0.3 if first else 0.1):
             action, mood = rng.choice(p.questions), "question"
         else:
@@ -170,7 +174,8 @@ class EpisodeBuilder:
         # the value in the place the description names it, as people ask: "what is the capital of Brazil?"
         # rather than "... of a country, country: Brazil"
         # (off, no draw is taken: the default data stays what it was without this option)
-        places = [(k, pl) for k in args if self.inline_share and k in p.kinds and (pl := anchor(action, k, p.kinds[k]))]
+        places = [(k, pl) for k in args if self.inline_share and k not in also and k in p.kinds
+                  and (pl := anchor(action, k, p.kinds[k]))]
         if places and rng.random() < self.inline_share:
             key, place = rng.choice(places)
             act = inline(action, place, value_pieces(p.kinds[key], said.pop(key), rng, self.aliases))
@@ -179,7 +184,8 @@ class EpisodeBuilder:
             for i in D.pick_follow([(kind, said[k]) for kind, k in items], rng, self.follow_share):
                 kind, key = items[i]
                 follow.append(D.follow_sentence(kind, value_pieces(kind, said.pop(key), rng, self.aliases), rng))
-        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases, bare=self.bare_share))
+        details = arrange([(p.kinds[k], mention(p.kinds[k], v, rng, self.aliases, bare=self.bare_share,
+                                                also=also.get(k, ())))
                            for k, v in said.items()], rng)
         return request(act, mood, details, rng)
 
@@ -263,7 +269,10 @@ class EpisodeBuilder:
         calls: list[tuple[Prepared, dict[str, Any]]] = []
         follow: list[list[Piece]] = []
         mood = ""
-        for k, p in enumerate(plan):
+        # no draw at 0: the rows stay what they were without the option
+        together = shape == "parallel" and self.coordinate_share and rng.random() < self.coordinate_share
+        listed = self.coordinated(plan[0], len(plan), rng, eval_pool, calls) if together else None
+        for k, p in enumerate([] if listed else plan):
             if k and p is plan[k - 1]:            # the same tool again: change at least one value
                 args, pieces = self.again(p, calls[-1][1], rng, eval_pool)
             else:
@@ -274,6 +283,9 @@ class EpisodeBuilder:
                 mood = mood or m
             calls.append((p, args))
             clauses.append(pieces)
+        if listed:
+            clauses.append(listed[0])
+            mood = listed[1]
         text = D.with_context(wrap(join(clauses, rng), mood, rng, self.surface, spoken=spoken), plan[0].domain, rng,
                               self.context_share, spoken=spoken, follow=follow)
         said = [p.text for c in clauses + follow for p in c if p.is_slot]
@@ -295,6 +307,32 @@ class EpisodeBuilder:
         draft = self.finish(text, offered, calls, shape, spoken, rng, ctx)
         draft.meta["said"] = said
         return draft
+
+    def coordinated(self, p: Prepared, n: int, rng: random.Random, eval_pool: bool,
+                    calls: list[tuple[Prepared, dict[str, Any]]]) -> tuple[list[Piece], str] | None:
+        """One ask for n calls of the same tool that differ in one parameter, its values said as one list
+        ("the forecast for Oslo, Bergen and Tromsø", "convert 20 and 45 euros"): how people ask for the
+        same thing several times. The calls are appended to `calls`, in the order the values are said.
+        None when no parameter of the call can be listed (the caller says each call on its own)."""
+        args = self.draw_args(p, rng, eval_pool)
+        keys = [k for k in args if coordinable(k, p.kinds[k])]
+        if not keys:
+            return None
+        key = rng.choice(keys)
+        values = [args[key]]
+        for _ in range(n - 1):
+            for _ in range(8):
+                try:
+                    v = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
+                except Unsupported as u:
+                    raise Rejected(f"general:unsupported:{u.reason}") from None
+                if v not in values:
+                    values.append(v)
+                    break
+            else:
+                raise Rejected("general:parallel_no_variation")
+        calls += [(p, {**args, key: v}) for v in values]
+        return self.clause(p, args, rng, first=True, also={key: values[1:]})
 
     def again(self, p: Prepared, prev: dict[str, Any], rng: random.Random, eval_pool: bool
               ) -> tuple[dict[str, Any], list[Piece]]:
@@ -404,6 +442,15 @@ def join(clauses: list[list[Piece]], rng: random.Random) -> list[Piece]:
             g = ", "                              # "X and and the same for Y"
         out += [Piece(g)] + c
     return out
+
+
+RANGE_ENDS = ("min_", "max_", "start_", "end_", "from_", "to_", "lower_", "upper_", "low_", "high_")
+
+
+def coordinable(key: str, kind: Kind) -> bool:
+    """Whether several values of this parameter read as one list meaning one call each: a scalar said in a
+    few words; not a flag, free text (its own "and"s), an object or list, or one end of a range."""
+    return kind.sem not in ("const", "bool", "object", "array", "csv", "message") and not key.startswith(RANGE_ENDS)
 
 
 def order_ranges(args: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Sequence
 
 from toolcore.schema import flag_phrases
 
@@ -317,15 +317,18 @@ def tell_apart(kinds: dict[str, Kind]) -> None:
 
 
 def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]], *,
-            plain: bool = False, bare: float = 0.0) -> list[Piece]:
+            plain: bool = False, bare: float = 0.0, also: Sequence[Any] = ()) -> list[Piece]:
     """One parameter's phrase; [] for a const (the schema fixes it: nothing to say). A parameter said
     alike another of its tool (`tell_apart`) is named, or said with its own direction. `bare`: the share
-    of an enum member's or a year's mentions that leave out its name (BARE_ENUM, BARE_YEAR)."""
+    of an enum member's or a year's mentions that leave out its name (BARE_ENUM, BARE_YEAR). `also`:
+    further values said with the first as one list ("for Paris and Rome"), one call each (`episodes.coordinable`)."""
     if kind.sem == "const":
         return []
     if kind.sem == "bool":
         return [Piece(rng.choice(flag_phrases(kind.noun, value)[:4]), is_slot=True)]
     said = value_pieces(kind, value, rng, aliases)
+    if also:
+        said = join_list([said] + [value_pieces(kind, v, rng, aliases) for v in also], rng)
     named = [t for t in KIND_MENTION.get(kind.sem, []) if "{n}" in t] if kind.alike else KIND_MENTION.get(kind.sem)
     if kind.sem == "object":
         template = rng.choice(["with {n}: {v}", "{n} with {v}", "{n} ({v})"]) if not plain else "{n} {v}"
@@ -343,7 +346,7 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
         template = rng.choice(["{v} {n}", "in {v} {n}", "{n} {v}"])
     elif named and rng.random() < 0.7:
         template = rng.choice(named)
-    elif kind.unit and not kind.alike and isinstance(value, (int, float)) and rng.random() < 0.6:
+    elif kind.unit and not kind.alike and not also and isinstance(value, (int, float)) and rng.random() < 0.6:
         template = rng.choice(["{v}", "for {v}", "of {v}"])     # the unit names it: "for 70 kg", never "for 70"
         said = [Piece(rng.choice(forms(kind, value, aliases)[-len(kind.unit):]), is_slot=True)]
     else:
