@@ -63,8 +63,10 @@ def suite_figures(engine, cases, reference=None) -> tuple[list, dict]:
 
 
 def divergences(engine, cases, plain, drafted) -> list[str]:
-    """For each case whose drafted text differs from the plain one: where, and the plain run's two top
-    logits there (recomputed by one pass over the prompt and the ids before it)."""
+    """For each case whose drafted text differs from the plain one: where, the plain run's two top logits
+    there (recomputed by one pass over the prompt and the ids before it), and that pass's logits of the two
+    ids the runs chose: under the grammar the top ids may be ones it forbids, so the chosen ids' gap is the
+    one that says whether it was a near-tie."""
     import numpy as np
 
     lines = []
@@ -78,9 +80,11 @@ def divergences(engine, cases, plain, drafted) -> list[str]:
         logits = engine.lc.feed(0, ids, logits=True)
         top = np.argsort(-logits)[:2]
         said = ", ".join(f"{engine.tok.decode([int(t)])!r} {logits[t]:.3f}" for t in top)
+        chosen = [o.output_ids[k] for o in (a, b) if k < len(o.output_ids)]
+        gap = f"; chosen: plain {logits[chosen[0]]:.3f}, drafted {logits[chosen[1]]:.3f}" if len(chosen) == 2 else ""
         lines.append(f"{case.id}: id {k} ({'calls the same' if a.calls == b.calls else 'CALLS DIFFER'}); "
                      f"plain {engine.tok.decode(a.output_ids[k:k + 2])!r}, drafted {engine.tok.decode(b.output_ids[k:k + 2])!r}; "
-                     f"top logits {said}")
+                     f"top logits {said}{gap}")
     return lines
 
 
