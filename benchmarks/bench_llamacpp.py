@@ -49,8 +49,7 @@ def percentile(values: list[float], q: float) -> float:
 def suite_figures(engine, cases, reference=None) -> tuple[list, dict]:
     accepted = dict(engine.drafts.accepted) if hasattr(engine, "drafts") else None
     if hasattr(engine, "lc"):       # cold: a run must not find the previous run's prompts in the cache
-        for seq in range(engine.lc.parallel):
-            engine.lc.keep(seq, 0)
+        engine.lc.clear()
     t0 = time.perf_counter()
     outs = engine.run([c.conversation for c in cases])
     wall = time.perf_counter() - t0
@@ -92,8 +91,7 @@ def latency(engine, cases, *, cold: bool) -> dict:
     single, outs = [], []
     for case in cases:
         if cold and hasattr(engine, "lc"):
-            for seq in range(engine.lc.parallel):
-                engine.lc.keep(seq, 0)
+            engine.lc.clear()
         elif hasattr(engine, "hold_prefix"):
             engine.hold_prefix(case.conversation)
         o = engine.run([case.conversation])[0]

@@ -103,6 +103,11 @@ class LlamaCppContext:
             del self.held[seq][n:]
         return len(self.held[seq])
 
+    def clear(self) -> None:
+        """Empty every sequence's cache: the next conversation computes its whole prompt."""
+        for seq in range(self.parallel):
+            self.keep(seq, 0)
+
     def feed(self, seq: int, ids: list[int], logits: bool = False):
         """Feed `ids` to sequence `seq` alone, over as many batches as they need; the last id's logits
         (a vector) when asked for, else None."""

@@ -321,18 +321,20 @@ class EpisodeBuilder:
         key = rng.choice(keys)
         values = [args[key]]
         for _ in range(n - 1):
-            for _ in range(8):
-                try:
-                    v = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
-                except Unsupported as u:
-                    raise Rejected(f"general:unsupported:{u.reason}") from None
-                if v not in values:
-                    values.append(v)
-                    break
-            else:
-                raise Rejected("general:parallel_no_variation")
+            values.append(self.other_value(p.kinds[key], values, rng, eval_pool))
         calls += [(p, {**args, key: v}) for v in values]
         return self.clause(p, args, rng, first=True, also={key: values[1:]})
+
+    def other_value(self, kind: Kind, taken: list[Any], rng: random.Random, eval_pool: bool) -> Any:
+        """A value of `kind` none of `taken` is (eight draws at most): the next call of a parallel request."""
+        for _ in range(8):
+            try:
+                value = self.sampler.draw(kind, rng, eval_pool, self.optional_share)
+            except Unsupported as u:
+                raise Rejected(f"general:unsupported:{u.reason}") from None
+            if value not in taken:
+                return value
+        raise Rejected("general:parallel_no_variation")
 
     def again(self, p: Prepared, prev: dict[str, Any], rng: random.Random, eval_pool: bool
               ) -> tuple[dict[str, Any], list[Piece]]:
@@ -343,15 +345,7 @@ class EpisodeBuilder:
         changed = rng.sample(keys, 1 if len(keys) == 1 or rng.random() < 0.8 else 2)
         args = dict(prev)
         for key in changed:
-            for _ in range(8):
-                try:
-                    args[key] = self.sampler.draw(p.kinds[key], rng, eval_pool, self.optional_share)
-                except Unsupported as u:
-                    raise Rejected(f"general:unsupported:{u.reason}") from None
-                if args[key] != prev[key]:
-                    break
-            else:
-                raise Rejected("general:parallel_no_variation")
+            args[key] = self.other_value(p.kinds[key], [prev[key]], rng, eval_pool)
         args = order_ranges(args)
         if rng.random() < 0.6:
             details = arrange([(p.kinds[k], mention(p.kinds[k], args[k], rng, self.aliases, bare=self.bare_share))
@@ -444,7 +438,9 @@ def join(clauses: list[list[Piece]], rng: random.Random) -> list[Piece]:
     return out
 
 
-RANGE_ENDS = ("min_", "max_", "start_", "end_", "from_", "to_", "lower_", "upper_", "low_", "high_")
+# a range's two ends as parameter names say them (min_price / max_price, start_date / end_date)
+RANGE_PAIRS = [("min", "max"), ("start", "end"), ("from", "to"), ("lower", "upper"), ("low", "high")]
+RANGE_ENDS = tuple(f"{end}_" for pair in RANGE_PAIRS for end in pair)
 
 
 def coordinable(key: str, kind: Kind) -> bool:
@@ -455,8 +451,7 @@ def coordinable(key: str, kind: Kind) -> bool:
 
 def order_ranges(args: dict[str, Any]) -> dict[str, Any]:
     """min_x <= max_x, start <= end: a range the user asks for is never upside down."""
-    pairs = [("min", "max"), ("start", "end"), ("from", "to"), ("lower", "upper"), ("low", "high")]
-    for a, b in pairs:
+    for a, b in RANGE_PAIRS:
         for key in list(args):
             other = b + key[len(a):]
             if not key.startswith(a + "_") or other not in args:
