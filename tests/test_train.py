@@ -762,3 +762,87 @@ def test_eval_by_default_returns_the_trained_models_calls_under_the_grammar(setu
     assert written > 0          # the tiny model does call, so the comparison is not between empty lists
     summary = json.loads((out / "summary.json").read_text())
     assert summary["assists"]["cases_touched"] == 0 and summary["invalid_calls"]["total"] == 0
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_new_rows_trained_apart_give_peft_s_outputs_and_gradients(setup, tied):
+    # rows_apart leaves the frozen matrix as it is and computes only the new rows from the trainable ones:
+    # the logits, the loss's gradients (new rows and LoRA) and the merged model are peft's own
+    import copy
+
+    from train.run import add_lora
+    from train.tokens import add_tool_tokens
+
+    root, data, base = setup
+    cfg = config(root, data, base, "apart")
+    model, tok = load_model_and_tokenizer(str(base))
+    if not tied:
+        model.config.tie_word_embeddings = False
+        model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone() * 0.5)
+    new_ids = add_tool_tokens(model, tok, FMT, "mean")
+    twin = copy.deepcopy(model)
+    torch.manual_seed(0)
+    apart = add_lora(cfg, model, new_ids)
+    torch.manual_seed(0)
+    from peft import get_peft_model
+    from train.run import lora_config
+    peft_own = get_peft_model(twin, lora_config(cfg, twin, new_ids))
+    assert "forward_adapters" in model.get_input_embeddings().token_adapter.__dict__     # rows_apart took it
+    for m in (apart, peft_own):         # move the new rows away from their start, as training does
+        for n, p in m.named_parameters():
+            if "trainable_tokens" in n:
+                with torch.no_grad():
+                    p.add_(torch.linspace(-0.3, 0.3, p.numel()).view_as(p))
+    ids = torch.tensor([[5, new_ids[0], 6, 7, new_ids[1], 8, *new_ids[2:], 9]])
+    grads = []
+    for m in (apart, peft_own):
+        out = m(input_ids=ids, labels=ids)
+        out.loss.backward()
+        grads.append((out.logits.detach(), {n: p.grad for n, p in m.named_parameters() if p.requires_grad}))
+    torch.testing.assert_close(grads[0][0], grads[1][0])
+    assert grads[0][1].keys() == grads[1][1].keys() and any("trainable_tokens" in n for n in grads[0][1])
+    for n in grads[0][1]:
+        torch.testing.assert_close(grads[0][1][n], grads[1][1][n], msg=n)
+    with torch.no_grad():
+        merged = [m.merge_and_unload()(input_ids=ids).logits for m in (apart, peft_own)]
+    torch.testing.assert_close(merged[0], merged[1])
+    torch.testing.assert_close(merged[0], grads[0][0])
+
+
+def test_the_lm_head_sees_only_each_rows_labelled_positions(setup):
+    # rows whose labels sit at different positions: the head gets exactly the labelled positions (not
+    # their union over the batch), and the loss and gradients are those of the full logits
+    from types import SimpleNamespace
+
+    from toolcore.tokenize import IGNORE
+    from train.data import Collator
+    from train.run import add_lora
+    from train.tokens import add_tool_tokens
+    from train.trainer import ToolTrainer
+
+    root, data, base = setup
+    model, tok = load_model_and_tokenizer(str(base))
+    new_ids = add_tool_tokens(model, tok, FMT, "mean")
+    model = add_lora(config(root, data, base, "heads"), model, new_ids)
+    rows = [{"input_ids": list(range(5, 17)), "labels": [IGNORE] * 3 + list(range(8, 12)) + [IGNORE] * 5},
+            {"input_ids": list(range(20, 29)), "labels": [IGNORE] * 6 + list(range(26, 29))}]
+    batch = Collator(tok.pad_token_id)(rows)
+    seen = []
+    model.get_output_embeddings().register_forward_hook(lambda mod, args, out: seen.append(args[0].shape))
+    stub = SimpleNamespace(real_tokens=0, labeled_lm_head=True, unmasked_right_padding=True, decision_weight=1.0,
+                           model=model)
+    stub.attention_mask = partial(ToolTrainer.attention_mask, stub)
+    stub.packed = ToolTrainer.packed
+    losses, grads = [], []
+    for labelled in (True, False):
+        stub.labeled_lm_head = labelled
+        model.zero_grad()
+        loss = ToolTrainer.compute_loss(stub, model, batch)
+        loss.backward()
+        losses.append(loss.detach())
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters() if p.requires_grad})
+    # labelled targets: positions 2-5 of row one (predicting labels 3-6), 5-7 of row two
+    assert seen[0][:2] == (1, 4 + 3) and seen[1][:2] == (2, 12)
+    torch.testing.assert_close(losses[0], losses[1])
+    for n in grads[0]:
+        torch.testing.assert_close(grads[0][n], grads[1][n], msg=n)

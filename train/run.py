@@ -35,7 +35,7 @@ from .config import TrainConfig
 from .budget import CALIBRATION_BATCHES, BudgetGuard, check_budget, seconds_per_token, steps_within
 from .data import Collator, data_hash, eval_cases, tokenize_split
 from .run_folder import claim_run_folder, job_output_dir, latest_checkpoint, write_config
-from .tokens import add_tool_tokens
+from .tokens import add_tool_tokens, rows_apart
 
 
 def embedding_module_name(model: Any) -> str:
@@ -59,10 +59,19 @@ def lora_config(cfg: TrainConfig, model: Any, new_ids: list[int]):
 
 def add_lora(cfg: TrainConfig, model: Any, new_ids: list[int]) -> Any:
     """`model` with LoRA as `cfg.lora` says; with `lora.top_layers`, the backward pass stops below them."""
+    import torch
     from peft import get_peft_model
 
     top = top_layer_indices(cfg, model)
     model = get_peft_model(model, lora_config(cfg, model, new_ids))
+    rows_apart(model)
+    if next(p for p in model.parameters() if not p.requires_grad).dtype == torch.float32:
+        # peft casts each LoRA input to the adapter's float32 first; under bf16 autocast a bf16 input (the
+        # MLP's down projection) was cast up and straight back down in every layer. With float32 weights
+        # outside autocast every input is float32 already, so the cast only ever cost time
+        for m in model.modules():
+            if hasattr(m, "cast_input_dtype_enabled"):
+                m.cast_input_dtype_enabled = False
     if top:
         stop_gradient_below(model, top[0])
     return model

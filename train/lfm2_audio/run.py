@@ -32,6 +32,7 @@ from toolcore.formats import get_format
 
 from ..config import TrainConfig
 from ..run import fit, prepare_run, write_run_files
+from ..tokens import rows_apart
 from runtime.lfm2_audio import load_model, load_processor, resolve_dtype
 from runtime.precision import bf16_autocast_allowed
 from runtime.lfm2_audio.chat import checkpoint_config, make_mapper
@@ -205,6 +206,7 @@ def train(cfg: TrainConfig, *, extra_callbacks: list | None = None) -> dict[str,
     # ran or its output came from the cache (a resumed run) does not change the starting adapter
     set_seed(t.seed)
     model = get_peft_model(model, lora_config(cfg, token_ids))
+    rows_apart(model)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     targets = sorted({n.split(".lora_")[0] for n, _ in model.named_parameters() if ".lora_" in n})
     if not targets or any(not n.startswith("base_model.model.lfm.layers.") for n in targets):
