@@ -14,7 +14,8 @@ about half of a one-request row's tokens, is paid for once for several requests.
 Categories of a request (weights in the config):
   single      one call
   multi       2-3 calls joined by "and / then / also"; a person named once may come back as
-              "him/her/them" (coreference); the same tool may be asked twice
+              "him/her/them" (coreference); the same tool may be asked twice, in two clauses or
+              (`coordinate_share`) as one ask listing the values that differ ("in Oslo and Bergen")
   chitchat    small talk, no call
   knowledge   a question no tool answers, answered from memory, no call
   unavailable the request needs a tool that is not offered: the assistant says so, no call
@@ -117,7 +118,7 @@ class Composer:
     def __init__(self, intents: list[Intent], all_tools: list[Tool], vocab: Vocabulary, *, holdout: float,
                  category_weights: dict[str, float], max_distractors: int, spoken_share: float,
                  requests_per_conversation: dict[int, float], coref_share: float, no_tools_offered_share: float, surface: SurfaceConfig,
-                 contrast_share: float = 0.0, context_share: float = 0.0):
+                 contrast_share: float = 0.0, context_share: float = 0.0, coordinate_share: float = 0.0):
         self.intents = intents
         self.by_name = {i.name: i for i in intents}
         self.all_tools = all_tools
@@ -133,6 +134,7 @@ class Composer:
         self.surface = surface
         self.contrast_share = contrast_share
         self.context_share = context_share
+        self.coordinate_share = coordinate_share
         self.small_talk = {flag: {name: split_pool(vocab[name], holdout, eval_pool=flag)
                                   for name in ("chitchat", "knowledge_questions")} for flag in (False, True)}
         self.result_vocab = {name: [e.value for e in entries] for name, entries in vocab.lists.items()}
@@ -140,21 +142,28 @@ class Composer:
 
     # ----- pieces ----------------------------------------------------------------------------
     def clause(self, intent: Intent, rng: random.Random, eval_pool: bool, mood: str | None,
-               values: dict[str, SlotValue] | None = None, followup: bool = False
-               ) -> tuple[list[Piece], ToolCall, dict[str, SlotValue]]:
+               values: dict[str, SlotValue] | None = None, followup: bool = False,
+               listed: dict[str, list[SlotValue]] | None = None
+               ) -> tuple[list[Piece], list[tuple[ToolCall, dict[str, SlotValue]]]]:
+        """One ask and its calls with the values each was made from: one, or with `listed` (further
+        values of a slot said in the same ask, "the weather in Oslo and Bergen") one per value."""
         values = values or intent.draw_slots(rng, eval_pool)
         if followup:
             phrasing = rng.choice(intent.followups)
         else:
             phrasing = rng.choice(intent.phrasings[mood][eval_pool])
-        pieces, used = render_pieces(phrasing.tree, values, rng)
-        args = {}
-        for key, tree in intent.arguments.items():
-            if intent.arg_slots[key] <= used:
-                args[key] = coerce(render_canonical(tree, values, rng), intent.tool.properties[key])
-            elif key in intent.tool.required:
-                raise Rejected(f"template_missing_required:{intent.name}.{key}")
-        return pieces, ToolCall(intent.name, args), values
+        pieces, used = render_pieces(phrasing.tree, values, rng, listed)
+        alternatives = [{**values, name: v} for name, more in (listed or {}).items() for v in more]
+        calls = []
+        for vals in [values, *alternatives]:
+            args = {}
+            for key, tree in intent.arguments.items():
+                if intent.arg_slots[key] <= used:
+                    args[key] = coerce(render_canonical(tree, vals, rng), intent.tool.properties[key])
+                elif key in intent.tool.required:
+                    raise Rejected(f"template_missing_required:{intent.name}.{key}")
+            calls.append((ToolCall(intent.name, args), vals))
+        return pieces, calls
 
     def pick_mood(self, intent: Intent, rng: random.Random, first: bool) -> str:
         moods = intent.moods()
@@ -188,7 +197,9 @@ class Composer:
         infos: list[CallInfo] = []
         mood = ""
         mentioned: dict[str, SlotValue] = {}
-        for k, intent in enumerate(intents):
+        k = 0
+        while k < len(intents):
+            intent = intents[k]
             followup = k > 0 and intent is intents[k - 1] and intent.followups and rng.random() < 0.6
             values = intent.draw_slots(rng, eval_pool)
             if (k == 0 and near_miss) or (k > 0 and intent is intents[k - 1] and self.contrast_share > 0
@@ -202,21 +213,40 @@ class Composer:
                         and rng.random() < self.coref_share):
                     prev = mentioned["person"]
                     values[name] = SlotValue(prev.value, prev.forms, dict(prev.fields), prev.gender, pronoun=True)
+            listed = self.listed(intent, intents[k + 1:k + 2], values, rng, eval_pool)
             m = self.pick_mood(intent, rng, first=k == 0)
             mood = mood or m
-            pieces, call, values = self.clause(intent, rng, eval_pool, m, values, followup=bool(followup))
-            for name, slot in intent.slots.items():
-                if isinstance(slot, PersonSlot):
-                    mentioned["person"] = values[name]
-                if self.contrast_share and slot.contrast(values[name]) is not None:
-                    said[type(slot)] = values[name]
+            pieces, calls = self.clause(intent, rng, eval_pool, m, values, followup=bool(followup), listed=listed)
+            for call, vals in calls:
+                for name, slot in intent.slots.items():
+                    if isinstance(slot, PersonSlot):
+                        mentioned["person"] = vals[name]
+                    if self.contrast_share and slot.contrast(vals[name]) is not None:
+                        said[type(slot)] = vals[name]
+                infos.append(CallInfo(intent, call, vals, self.run(call, intent.tool, ctx)))
             clauses.append(pieces)
-            infos.append(CallInfo(intent, call, values, self.run(call, intent.tool, ctx)))
+            k += len(calls)
         pieces = self.join(clauses, rng)
         text = with_context(wrap(pieces, mood, rng, self.surface, spoken=spoken), intents[0].name, rng,
                             self.context_share, spoken=spoken)
         answer = " ".join(self.answer(info, rng) for info in infos)
         return text, infos, answer
+
+    def listed(self, intent: Intent, following: list[Intent], values: dict[str, SlotValue], rng: random.Random,
+               eval_pool: bool) -> dict[str, list[SlotValue]] | None:
+        """When the same tool comes next, sometimes (`coordinate_share`) one ask lists a second value of a
+        slot the tool's `generation.coordinate` names: "set alarms for 6 and 6:30", one call each."""
+        if not (self.coordinate_share and intent.coordinate and following and following[0] is intent
+                and rng.random() < self.coordinate_share):
+            return None
+        name = rng.choice(intent.coordinate)
+        if values[name].pronoun:
+            return None
+        for _ in range(8):
+            other = intent.slots[name].draw(rng, eval_pool)
+            if other.value != values[name].value:
+                return {name: [other]}
+        return None
 
     def choose_intents(self, rng: random.Random, n: int, first: Intent | None = None) -> list[Intent]:
         if first is not None:       # a near miss of an earlier call leads
@@ -310,7 +340,7 @@ class Composer:
         if category == "unavailable":
             intent = rng.choice(self.intents)
             mood = self.pick_mood(intent, rng, True)
-            pieces, _, _ = self.clause(intent, rng, eval_pool, mood)
+            pieces, _ = self.clause(intent, rng, eval_pool, mood)
             text = with_context(wrap(pieces, mood, rng, self.surface, spoken=spoken), intent.name, rng,
                                 self.context_share, spoken=spoken)
             answer = render_canonical(rng.choice(UNAVAILABLE_TREES), {"cap": intent.capability}, rng)
@@ -330,7 +360,7 @@ class Composer:
                                                                  "be": "is" if one else "are",
                                                                  "pron": "it" if one else "they"}, rng))
             mood = self.pick_mood(intent, rng, True)
-            pieces, call, values = self.clause(intent, rng, eval_pool, mood)
+            pieces, [(call, values)] = self.clause(intent, rng, eval_pool, mood)
             text = wrap(pieces, mood, rng, self.surface, spoken=spoken)
             info = CallInfo(intent, call, values, self.run(call, intent.tool, ctx))
             turns = [Message.text("user", vague), Message.text("assistant", ask)]

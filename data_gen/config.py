@@ -58,6 +58,10 @@ class DataGenConfig:
     # Off by default: at 0.5 (4% of rows hold a pair) the demo adapter's figures moved within seed noise
     # (docs/results.md); 0 leaves the dataset as it was without the key
     contrast_share: float = 0.0
+    # chance that a request asking one tool twice says it once and lists the values that differ ("the
+    # weather in Oslo and Bergen", "alarms at 6 and 6:30": one call each), for the slots a tool's
+    # `generation.coordinate` names. 0 leaves the dataset as it was without the key
+    coordinate_share: float = 0.0
     # (*) share of text requests with a sentence of context before the ask ("I'm cooking. Set a timer for
     # ten minutes", "We're restocking. Create a purchase order ..."), as people write to an assistant, so
     # the model learns to find the ask inside prose; spoken requests never get one
@@ -115,7 +119,7 @@ class DataGenConfig:
             raise bad("requests_per_conversation", f"needs counts >= 1 with weights >= 0 and a positive sum (got {counts})",
                       "e.g. {1: 0.5, 2: 0.3, 3: 0.2}")
         for name in ("holdout", "spoken_share", "coref_share", "contrast_share", "no_tools_offered_share",
-                     "context_share"):
+                     "context_share", "coordinate_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise bad(name, "must be within [0, 1]")
         for f in self.verify_formats:

@@ -55,7 +55,7 @@ class Generator:
                                  category_weights=cfg.categories, max_distractors=cfg.max_distractors,
                                  spoken_share=cfg.spoken_share, requests_per_conversation=cfg.requests_per_conversation,
                                  coref_share=cfg.coref_share, contrast_share=cfg.contrast_share,
-                                 context_share=cfg.context_share,
+                                 context_share=cfg.context_share, coordinate_share=cfg.coordinate_share,
                                  no_tools_offered_share=cfg.no_tools_offered_share,
                                  surface=cfg.surface)
         self.verifier = Verifier([get_format(f) for f in cfg.verify_formats], self.vocab)
@@ -105,8 +105,9 @@ def config_fingerprint(cfg: DataGenConfig) -> str:
     # how the work is split over jobs does not change the dataset (data_gen/sharding.py)
     skip = ("overwrite", "output_dir", "export", "num_shards", "shard_index", "shard_slack_blocks")
     keep = {k: v for k, v in cfg.as_dict().items() if k not in skip}
-    if not keep["contrast_share"]:     # off, the key changes nothing: datasets made before it stay current
-        del keep["contrast_share"]
+    for key in ("contrast_share", "coordinate_share"):
+        if not keep[key]:     # off, the key changes nothing: datasets made before it stay current
+            del keep[key]
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 

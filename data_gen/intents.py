@@ -19,7 +19,7 @@ from toolcore.schema import Tool
 from toolcore.vocab import Vocabulary
 
 from .slots import Slot, SlotValue, build_slot, stable_fraction
-from .surface import Piece
+from .surface import Piece, join_list
 from .templates import Seq, SlotRef, compile_template, sample, slot_names
 
 MOODS = ("imperative", "question", "statement")
@@ -43,6 +43,7 @@ class Intent:
     capability: str
     checks: jsonschema.Draft202012Validator | None
     arg_slots: dict[str, set[str]] = field(default_factory=dict)
+    coordinate: list[str] = field(default_factory=list)     # slots one ask may list ("in Oslo and Bergen")
 
     @property
     def name(self) -> str:
@@ -55,15 +56,19 @@ class Intent:
         return [m for m in MOODS if self.phrasings[m][False]]
 
 
-def render_pieces(tree: Seq, values: dict[str, SlotValue], rng: random.Random) -> tuple[list[Piece], set[str]]:
-    """User-side rendering: slot surfaces flagged as slots; returns the slots actually used."""
+def render_pieces(tree: Seq, values: dict[str, SlotValue], rng: random.Random,
+                  listed: dict[str, list[SlotValue]] | None = None) -> tuple[list[Piece], set[str]]:
+    """User-side rendering: slot surfaces flagged as slots; returns the slots actually used. `listed`:
+    further values of a slot, said with its own as one list ("in Oslo and Bergen")."""
     pieces, used = [], set()
     for item in sample(tree, rng, []):
         if isinstance(item, SlotRef):
             used.add(item.name)
-            v = values[item.name]
-            text = str(v.field_value(item.field)) if item.field else v.surface(item.style, rng)
-            pieces.append(Piece(text, is_slot=True, free_text=v.free_text and not item.field))
+            said = []
+            for v in [values[item.name], *(listed or {}).get(item.name, [])]:
+                text = str(v.field_value(item.field)) if item.field else v.surface(item.style, rng)
+                said.append([Piece(text, is_slot=True, free_text=v.free_text and not item.field)])
+            pieces += join_list(said, rng)
         else:
             pieces.append(Piece(item))
     return pieces, used
@@ -129,6 +134,13 @@ def compile_intent(tool: Tool, vocab: Vocabulary, *, holdout: float) -> Intent |
     if missing:
         raise ToolkitError(f"required parameter {missing[0]!r} has no argument template", file=tool.source,
                            field="generation.arguments")
+    coordinate = [str(c) for c in gen.get("coordinate") or []]
+    for c in coordinate:
+        if c not in slots or slots[c].draw(random.Random(0), False).free_text:
+            raise ToolkitError(f"coordinate names {c!r}, which is not a slot" if c not in slots else
+                               f"coordinate names the free-text slot {c!r}: a list of them has no boundary",
+                               file=tool.source, field="generation.coordinate",
+                               fix="name slots from generation.slots whose values are names, places, times or amounts")
     checks = None
     if gen.get("checks"):
         schema = {"type": "object", "properties": gen["checks"]}
@@ -141,5 +153,5 @@ def compile_intent(tool: Tool, vocab: Vocabulary, *, holdout: float) -> Intent |
         tool=tool, slots=slots, arguments=arguments, phrasings=phrasings, followups=compile_list("followup"),
         answers=[compile_template(str(a), where=f"{where}.answer") for a in gen.get("answer") or [f"Done: {tool.name}."]],
         capability=str(gen.get("capability", f"use {tool.name}")), checks=checks,
-        arg_slots={k: slot_names(v) for k, v in arguments.items()},
+        arg_slots={k: slot_names(v) for k, v in arguments.items()}, coordinate=coordinate,
     )

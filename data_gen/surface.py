@@ -147,3 +147,20 @@ def lower_outside_slots(body: str, pieces: list[Piece]) -> str:
         if p.is_slot and p.text.strip():
             out = out.replace(p.text.lower(), p.text, 1)
     return out
+
+
+def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
+    """Items said as one list: "Oslo, Bergen and Tromsø"."""
+    if len(parts) == 1:
+        return parts[0]
+    # items that hold commas themselves ("Austin, TX") are kept apart by semicolons, as people write them
+    inner = any("," in piece.text for p in parts for piece in p if piece.is_slot) or \
+        any(piece.text == ", " for p in parts for piece in p)       # objects said with commas inside
+    sep = "; " if inner else ", "
+    last = rng.choice([" and ", f"{sep.strip()} and ", " and ", " & "])
+    out: list[Piece] = []
+    for k, p in enumerate(parts):
+        if k:
+            out.append(Piece(last if k == len(parts) - 1 else sep))
+        out += p
+    return out

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from toolcore.schema import flag_phrases
 
-from ..surface import Piece
+from ..surface import Piece, join_list
 from .samplers import Kind, forms, humanise, list_items, words_of
 
 # base-form verbs a description may open with (third person "Gets" is reduced to "get")
@@ -194,22 +194,6 @@ def scalar_said(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, l
         return rng.choice(options[-len(kind.unit):])
     # the written value most of the time: it is the easy one to copy, as in the built-in slots
     return options[0] if len(options) == 1 or rng.random() < 0.55 else rng.choice(options[1:])
-
-
-def join_list(parts: list[list[Piece]], rng: random.Random) -> list[Piece]:
-    if len(parts) == 1:
-        return parts[0]
-    # items that hold commas themselves ("Austin, TX") are kept apart by semicolons, as people write them
-    inner = any("," in piece.text for p in parts for piece in p if piece.is_slot) or \
-        any(piece.text == ", " for p in parts for piece in p)       # objects said with commas inside
-    sep = "; " if inner else ", "
-    last = rng.choice([" and ", f"{sep.strip()} and ", " and ", " & "])
-    out: list[Piece] = []
-    for k, p in enumerate(parts):
-        if k:
-            out.append(Piece(last if k == len(parts) - 1 else sep))
-        out += p
-    return out
 
 
 def value_pieces(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[str]]) -> list[Piece]:
