@@ -137,11 +137,10 @@ def step_breakdown(trainer, vocab: int, rank: int) -> dict:
             kind = "casts and copies"
         else:
             kind = "the rest (norms, activations, indexing, loss)"
-        k = kinds.setdefault(kind, {"seconds": 0.0, "flops": 0.0})
+        k = kinds.setdefault(kind, {"seconds": 0.0, "flops": 0.0, "ops": {}})
         k["seconds"] += e.self_cpu_time_total / 1e6
         k["flops"] += flops
-        k.setdefault("ops", {}).setdefault(name, 0.0)
-        k["ops"][name] += e.self_cpu_time_total / 1e6
+        k["ops"][name] = k["ops"].get(name, 0.0) + e.self_cpu_time_total / 1e6
     return {"seconds": plain, "tokens": int(inputs["attention_mask"].sum()), "labelled": int((inputs["labels"] != -100).sum()),
             "kinds": kinds}
 

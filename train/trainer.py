@@ -2,9 +2,9 @@
 
 * the loss projects only labelled positions through the LM head: most tokens (system prompt, user,
   tool results) carry no label, and their vocabulary projection (49k x 576 for SmolLM2) would be
-  thrown away. `logits_to_keep` takes the positions labelled in any row of the batch, and a pre-hook
-  on the head then keeps each row's own (rows' labels sit at different positions: in length-grouped
-  batches of four the union was 2.4x the labelled positions: the head's matmuls took 1.00 s of a 10 s
+  thrown away. A pre-hook on the head keeps each row's own labelled positions (rows' labels sit at
+  different positions: in length-grouped batches of four, the positions labelled in any row, which
+  `logits_to_keep` took before, were 2.4x the labelled ones: the head's matmuls took 1.00 s of a 10 s
   step, now 0.26 s; docs/training.md);
 * evaluation generates: validation conversations run through the live tool-loop engine and are
   scored with the call-matching F1 (`eval_f1`), which picks the best checkpoint;
@@ -67,21 +67,18 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
         self.real_tokens += int(inputs["attention_mask"].sum())
         target = labels[:, 1:]
         weight = self.decision_weights(inputs["input_ids"], labels) if self.decision_weight != 1 else None
+        mask = target != IGNORE
         if self.labeled_lm_head:
-            # positions whose next token carries a label in any row of the batch; the call still goes
-            # through the (DDP-)wrapped model's own forward, so gradient sync stays armed
-            keep = (target != IGNORE).any(0).nonzero().squeeze(1)
-            target = target[:, keep]
-            weight = weight[:, keep] if weight is not None else None
-            mask = target != IGNORE
-            with labelled_rows_only(_unwrap(model).get_output_embeddings(), mask):
+            # the head gets only the hidden states whose next token carries a label (the last position
+            # predicts nothing); the call still goes through the (DDP-)wrapped model's own forward, so
+            # gradient sync stays armed
+            at = torch.nn.functional.pad(mask, (0, 1))
+            with labelled_rows_only(_unwrap(model).get_output_embeddings(), at):
                 logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs),
-                               logits_to_keep=keep, **self.packed(inputs)).logits[0]
+                               **self.packed(inputs)).logits[0]
         else:
             logits = model(input_ids=inputs["input_ids"], attention_mask=self.attention_mask(inputs),
-                           **self.packed(inputs)).logits[:, :-1]
-            mask = target != IGNORE
-            logits = logits[mask]
+                           **self.packed(inputs)).logits[:, :-1][mask]
         loss = torch.nn.functional.cross_entropy(logits.float(), target[mask],
                                                reduction="sum" if weight is None else "none")
         if weight is not None:
@@ -163,7 +160,7 @@ class ToolTrainer(ShuffledLengthGrouping, Trainer):
 
 @contextlib.contextmanager
 def labelled_rows_only(head: Any, mask: Any):
-    """While open, `head` (the LM head) is handed only the hidden states where `mask` ([batch, kept
+    """While open, `head` (the LM head) is handed only the hidden states where `mask` ([batch,
     positions]) is true, as one row: the logits come back [1, labelled, vocab]. A model that never calls
     its output embeddings with them is refused rather than scored on the wrong rows."""
     seen = []
