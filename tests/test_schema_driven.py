@@ -316,14 +316,8 @@ def test_parallel_values_said_as_one_list_are_one_call_each():
     Bergen"): the calls differ in that one parameter and nothing but a list separator stands between its
     values. At 0 each call has its own clause or "the same for X"."""
     def listed(share: float) -> int:
-        src, n = source(shapes={"parallel": 1.0}, coordinate_share=share), 0
-        for i in range(120):
-            try:
-                d = src.build(i, False)
-            except Rejected:
-                continue
-            if src.check(d) is not None:
-                continue
+        n = 0
+        for d in verified(source(shapes={"parallel": 1.0}, coordinate_share=share), 120):
             args = [c.call.arguments for c in d.calls]
             assert len({c.call.name for c in d.calls}) == 1 and len(args) >= 2
             differing = {k for a in args for k in a if any(a.get(k) != b.get(k) for b in args)}
@@ -335,6 +329,32 @@ def test_parallel_values_said_as_one_list_are_one_call_each():
         return n
 
     assert listed(1.0) >= 40 and listed(0.0) <= 2
+
+
+def test_max_calls_lets_a_request_ask_for_four_and_five_calls():
+    """max_calls=5: parallel rows make 2..5 calls of one tool, parallel_multiple rows 2..5 calls over 2+
+    tools, a repeated tool right after its first call; every row still passes the checks. At 3 no row
+    makes more than 3, as before the option."""
+    def counts(max_calls: int) -> Counter:
+        out: Counter = Counter()
+        for d in verified(source(shapes={"parallel": 0.5, "parallel_multiple": 0.5}, max_calls=max_calls), 200):
+            names = [c.call.name for c in d.calls]
+            if d.shape == "parallel_multiple":
+                assert len(set(names)) >= 2
+                # above 3, a tool asked again comes right after its own first call
+                assert max_calls == 3 or all(names.index(n) == i or names[i - 1] == n for i, n in enumerate(names))
+            out[d.shape, len(names)] += 1
+        return out
+
+    five, three = counts(5), counts(3)
+    assert max(n for _, n in three) == 3
+    # at 3 the key changes nothing, so datasets made before it stay current
+    from data_gen.generate import config_fingerprint
+    fingerprint = [config_fingerprint(DataGenConfig(schema_data=SchemaDataConfig(max_calls=n))) for n in (3, 5)]
+    assert fingerprint[0] == config_fingerprint(DataGenConfig()) != fingerprint[1]
+    for shape in ("parallel", "parallel_multiple"):
+        assert five[shape, 4] >= 10 and five[shape, 5] >= 10, five
+        assert not any(n > 5 for _, n in five)
 
 
 def test_train_library_is_hundreds_of_tools_over_many_domains():
@@ -426,6 +446,8 @@ def test_bad_config_and_bad_user_tools_are_named(tmp_path):
         SchemaDataConfig(lookalike=1.5)
     with pytest.raises(ToolkitError, match="teacher"):
         SchemaDataConfig(teacher=TeacherConfig(url="http://127.0.0.1:1/v1"))
+    with pytest.raises(ToolkitError, match="schema_data.max_calls"):
+        SchemaDataConfig(max_calls=2)
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: f\ndescription: x\nparameters:\n  type: object\n  properties:\n"
                    "    blob: {type: object, description: anything}\n  required: [blob]\n")

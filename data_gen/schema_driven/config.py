@@ -87,6 +87,12 @@ class SchemaDataConfig:
     # ask ("the forecast for Oslo, Bergen and Tromsø"), as people ask for the same thing several times;
     # the rest say each call in a clause of its own or "the same for X"
     coordinate_share: float = 0.5
+    # (*) most calls a "parallel" or "parallel_multiple" row makes. At 3, a parallel row makes 2 or 3 calls
+    # (2 twice as often) and a parallel_multiple row calls 2 or 3 tools, one of two tools now and then twice.
+    # Above 3, a parallel row makes 2..max_calls calls, each count alike, and a parallel_multiple row
+    # calls 2 or 3 tools and some of them again, up to max_calls calls: people ask for the forecast of
+    # four cities, or two quotes and a booking, and a model that has only ever made three calls stops at three
+    max_calls: int = 3
     # (*) how much more often a tool that takes an object or an array of objects (an order's lines, an
     # address, attendees) is the one a request calls: such tools are a tenth of the library, and most of
     # the APIs users bring
@@ -124,6 +130,9 @@ class SchemaDataConfig:
             raise bad("shapes", f"unknown shape {sorted(unknown)[0]!r}", f"use {list(SHAPES)}")
         if min(self.shapes.values(), default=0) < 0 or sum(self.shapes.values()) <= 0:
             raise bad("shapes", "weights must be >= 0 with a positive sum")
+        if not 3 <= self.max_calls <= 8:
+            raise bad("max_calls", f"must be within [3, 8] (got {self.max_calls})",
+                      "3 keeps the rows of before; each call is a clause of the request")
         if not 1 <= self.max_offered <= 32:
             raise bad("max_offered", "must be within [1, 32]")
         if self.structured_weight <= 0:

@@ -3,13 +3,13 @@
 Shapes (weights in `schema_data.shapes`):
   simple             one tool offered, one call
   multiple           2..max_offered tools offered (a same-domain one among them half the time), one fits
-  parallel           the same tool 2-3 times ("... in Paris, and the same for Rome")
-  parallel_multiple  2-3 calls over 2+ tools
+  parallel           the same tool 2-3 times, up to `max_calls` ("... in Paris, and the same for Rome")
+  parallel_multiple  2-3 calls over 2+ tools, up to `max_calls`
   irrelevance        the request needs a tool that is not offered: no call, a short answer saying so
 
 Rows keep data_gen's categories, so recipes' category weights apply to them unchanged: simple and
-multiple are `single`, parallel shapes `multi2`/`multi3` by their number of calls, irrelevance
-`unavailable`. The shape, the source (library or user) and masking are in the row id
+multiple are `single`, parallel shapes `multi2`/`multi3` by their number of calls (3 or more: `multi3`),
+irrelevance `unavailable`. The shape, the source (library or user) and masking are in the row id
 (`<seed>-<i>-g.<shape>.<source>[.masked]`) and counted in the manifest.
 
 `check(draft)` is data_gen's verification for these rows: every call names an offered tool and
@@ -127,7 +127,7 @@ class EpisodeBuilder:
                  aliases: dict[str, list[str]], hard_irrelevance: float = 0.0, inline_share: float = 0.0,
                  bare_share: float = 0.0, lookalike: float = 0.0, context_share: float = 0.0,
                  follow_share: float = 0.0, long_list_share: float = 0.0, long_list_max: int = 16,
-                 structured_weight: float = 1.0, coordinate_share: float = 0.0):
+                 structured_weight: float = 1.0, coordinate_share: float = 0.0, max_calls: int = 3):
         self.sampler = sampler
         self.surface = surface
         self.shapes, self.shape_weights = list(shapes), list(shapes.values())
@@ -146,6 +146,7 @@ class EpisodeBuilder:
         self.long_list_max = long_list_max
         self.structured_weight = structured_weight
         self.coordinate_share = coordinate_share
+        self.max_calls = max_calls
 
     # ----- one call --------------------------------------------------------------------------------
     def draw_args(self, p: Prepared, rng: random.Random, eval_pool: bool) -> dict[str, Any]:
@@ -259,12 +260,9 @@ class EpisodeBuilder:
         if shape in ("simple", "multiple"):
             plan = self.pick(pool, rng)
         elif shape == "parallel":
-            plan = self.pick(pool, rng) * rng.choice([2, 2, 3])
+            plan = self.pick(pool, rng) * self.parallel_count(rng)
         else:
-            firsts = self.pick(pool, rng, rng.choice([2, 2, 3]))
-            if len(firsts) < 2:
-                raise Rejected("general:too_few_tools")
-            plan = firsts + ([rng.choice(firsts)] if len(firsts) == 2 and rng.random() < 0.25 else [])
+            plan = self.parallel_multiple_plan(pool, rng)
         clauses: list[list[Piece]] = []
         calls: list[tuple[Prepared, dict[str, Any]]] = []
         follow: list[list[Piece]] = []
@@ -307,6 +305,22 @@ class EpisodeBuilder:
         draft = self.finish(text, offered, calls, shape, spoken, rng, ctx)
         draft.meta["said"] = said
         return draft
+
+    def parallel_count(self, rng: random.Random) -> int:
+        """Calls of a "parallel" row: 2 or 3 (the draw of before) at max_calls 3, else 2..max_calls alike."""
+        return rng.choice([2, 2, 3]) if self.max_calls == 3 else rng.randint(2, self.max_calls)
+
+    def parallel_multiple_plan(self, pool: Sequence[Prepared], rng: random.Random) -> list[Prepared]:
+        """2 or 3 tools, then (max_calls above 3) up to max_calls calls in all, the extra ones asking a tool
+        again right after itself ("quotes for Lyon and for Nice, then book ..."), so that each repeat reads
+        as "the same for X" or a clause of its own next to its first call."""
+        firsts = self.pick(pool, rng, rng.choice([2, 2, 3]))
+        if len(firsts) < 2:
+            raise Rejected("general:too_few_tools")
+        if self.max_calls == 3:
+            return firsts + ([rng.choice(firsts)] if len(firsts) == 2 and rng.random() < 0.25 else [])
+        repeats = Counter(rng.randrange(len(firsts)) for _ in range(rng.randint(0, self.max_calls - len(firsts))))
+        return [p for i, p in enumerate(firsts) for _ in range(1 + repeats[i])]
 
     def coordinated(self, p: Prepared, n: int, rng: random.Random, eval_pool: bool,
                     calls: list[tuple[Prepared, dict[str, Any]]]) -> tuple[list[Piece], str] | None:

@@ -84,7 +84,8 @@ class GeneralSource:
                                       bare_share=g.bare_share, lookalike=g.lookalike,
                                       context_share=cfg.context_share, follow_share=g.follow_share,
                                       long_list_share=g.long_list_share, long_list_max=g.long_list_max,
-                                      structured_weight=g.structured_weight, coordinate_share=g.coordinate_share)
+                                      structured_weight=g.structured_weight, coordinate_share=g.coordinate_share,
+                                      max_calls=g.max_calls)
         self.formats = [get_format(f) for f in cfg.verify_formats]
         self.bfcl_files = bfcl_files(g.bfcl_paths)
         self.bfcl = Decontaminator([t for f in self.bfcl_files for t in suite_user_texts(f)], cfg.ngram)
