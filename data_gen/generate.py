@@ -105,11 +105,13 @@ def config_fingerprint(cfg: DataGenConfig) -> str:
     # how the work is split over jobs does not change the dataset (data_gen/sharding.py)
     skip = ("overwrite", "output_dir", "export", "num_shards", "shard_index", "shard_slack_blocks")
     keep = {k: v for k, v in cfg.as_dict().items() if k not in skip}
-    for key in ("contrast_share", "coordinate_share"):
-        if not keep[key]:     # off, the key changes nothing: datasets made before it stay current
-            del keep[key]
-    if keep["schema_data"]["max_calls"] == 3:     # the draws of before the key
-        del keep["schema_data"]["max_calls"]
+    # at the value they stand for before they existed, these keys change nothing: datasets made before
+    # them stay current
+    for section, key, before in (("", "contrast_share", 0.0), ("", "coordinate_share", 0.0),
+                                 ("schema_data", "max_calls", 3)):
+        where = keep[section] if section else keep
+        if where[key] == before:
+            del where[key]
     return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 

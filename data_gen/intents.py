@@ -136,7 +136,7 @@ def compile_intent(tool: Tool, vocab: Vocabulary, *, holdout: float) -> Intent |
                            field="generation.arguments")
     coordinate = [str(c) for c in gen.get("coordinate") or []]
     for c in coordinate:
-        if c not in slots or slots[c].draw(random.Random(0), False).free_text:
+        if c not in slots or slots[c].free_text:
             raise ToolkitError(f"coordinate names {c!r}, which is not a slot" if c not in slots else
                                f"coordinate names the free-text slot {c!r}: a list of them has no boundary",
                                file=tool.source, field="generation.coordinate",

@@ -96,6 +96,11 @@ class Slot:
         self.vocab = vocab
         self.holdout = holdout
 
+    @property
+    def free_text(self) -> bool:
+        """Its values are open-ended words (a message, a reminder's title), flagged so on each SlotValue."""
+        return bool(self.spec.get("free_text"))
+
     def draw(self, rng: random.Random, eval_pool: bool) -> SlotValue:
         raise NotImplementedError
 
@@ -115,7 +120,7 @@ class VocabSlot(Slot):
     def draw(self, rng, eval_pool):
         entries = rng.choice(self.pools[eval_pool])
         e = pick_entry(entries, rng)
-        return SlotValue(e.value, {"": list(e.say)}, dict(e.extra), free_text=bool(self.spec.get("free_text")))
+        return SlotValue(e.value, {"": list(e.say)}, dict(e.extra), free_text=self.free_text)
 
 
 class PersonSlot(VocabSlot):
@@ -132,7 +137,7 @@ class ReminderSlot(VocabSlot):
     """`{r:to}` renders "to call the dentist" for tasks and "about the meeting" for things."""
 
     def __init__(self, spec, vocab, holdout):
-        super().__init__({"vocab": spec.get("vocab", "reminder_titles")}, vocab, holdout)
+        super().__init__({"vocab": spec.get("vocab", "reminder_titles"), "free_text": True}, vocab, holdout)
 
     def draw(self, rng, eval_pool):
         e = pick_entry(rng.choice(self.pools[eval_pool]), rng)
@@ -140,7 +145,7 @@ class ReminderSlot(VocabSlot):
         is_task = words[0] in TASK_VERBS or (len(words) > 1 and words[1] in TASK_SECOND_WORDS)
         says = list(e.say)
         to = [f"to {s}" for s in says] if is_task else [f"{p} {s}" for s in says for p in ("about", "about", "of")]
-        return SlotValue(e.value, {"": says, "to": to}, {"task": is_task}, free_text=True)
+        return SlotValue(e.value, {"": says, "to": to}, {"task": is_task}, free_text=self.free_text)
 
 
 class ClockTimeSlot(Slot):
