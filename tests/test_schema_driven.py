@@ -220,6 +220,79 @@ def test_the_head_word_of_a_compound_name_decides_what_it_names(name, descriptio
     assert classify("user_id", {"type": "string", "format": "uuid"}, {}).sem == "uuid"
 
 
+@pytest.mark.parametrize("name, description, sem", [
+    ("rate", "Interest rate per period as a decimal (not per cent)", "fraction"),
+    ("discount_rate", "Discount rate per period", "fraction"),
+    ("annual_return", "Expected annual rate of return", "fraction"),
+    ("p3", "Annual inflation rate as a fraction", "fraction"),      # masked: the description alone says it
+    ("annual_rate", "Annual interest rate in percent", "percent"),
+    ("tip_percent", "Tip in percent", "percent"),
+    ("exchange_rate", "Rate to convert at", "number"),
+    ("min_confidence", "Lowest confidence score to report", "fraction"),     # with minimum 0, maximum 1
+])
+def test_a_rate_the_schema_takes_as_a_decimal_is_a_fraction(name, description, sem):
+    spec = {"type": "number", "description": description}
+    if name == "min_confidence":
+        assert classify(name, spec, {}).sem == "number"
+        spec.update(minimum=0, maximum=1)
+    assert classify(name, spec, {}).sem == sem
+
+
+def test_a_share_between_0_and_1_is_drawn_in_bounds_and_said_as_a_percent():
+    sampler = Sampler(load_vocabulary(), holdout=0.0)
+    kind = classify("test_size", {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1,
+                                  "description": "Share of rows held out for testing"}, {})
+    values = [sampler.draw(kind, random.Random(s), False) for s in range(200)]
+    assert all(0 < x < 1 for x in values) and len(set(values)) > 20
+    assert not grounding_problem(kind, 0.35, "hold out 35% of rows", {})
+    assert grounding_problem(kind, 0.35, "hold out 3.5% of rows", {})
+
+
+def test_a_fraction_is_said_as_a_percent_and_a_percent_rate_as_itself():
+    """A request says "4.5%" where the schema takes 0.045; a rate "in percent" takes 4.5 for "4.5%". Both
+    are rates people quote (under 16%), and "5%" grounds 0.05 only for the fraction."""
+    sampler = Sampler(load_vocabulary(), holdout=0.0)
+    tool = Tool("loan", "Loan schedule", {"type": "object", "properties": {
+        "annual_interest_rate": {"type": "number", "description": "Annual interest rate as a decimal, e.g. 0.045"},
+        "annual_rate": {"type": "number", "description": "Annual interest rate in percent"}},
+        "required": ["annual_interest_rate", "annual_rate"]})
+    p = prepare(tool, "finance", "loan", "library")
+    frac, pct = p.kinds["annual_interest_rate"], p.kinds["annual_rate"]
+    as_percent = pct_said = 0
+    for s in range(200):
+        rng = random.Random(s)
+        x, y = sampler.draw(frac, rng, False), sampler.draw(pct, rng, False)
+        assert 0 < x < 0.16 and 0 < y < 16
+        text = "".join(piece.text for piece in mention(frac, x, rng, {})).lower()
+        assert not grounding_problem(frac, x, text, {}), text
+        as_percent += "%" in text or "percent" in text
+        said = "".join(piece.text for piece in mention(pct, y, rng, {})).lower()
+        assert not grounding_problem(pct, y, said, {}), said
+        pct_said += "%" in said or "percent" in said
+    assert 120 <= as_percent < 200 and pct_said >= 120      # mostly a percent; the decimal as written sometimes
+    assert grounding_problem(pct, 0.05, "at 5%", {}) and not grounding_problem(frac, 0.05, "at 5%", {})
+    assert grounding_problem(frac, 5.0, "at 5%", {}) and grounding_problem(frac, 0.05, "at 15%", {})
+
+
+def test_an_optional_flag_a_request_mentions_mostly_leaves_its_default():
+    """People name a flag to change it: a mentioned flag of default false is mostly on, of default true
+    mostly off, of no default mostly on; a required flag is either. The form-filling "x: yes" is not said."""
+    sampler = Sampler(load_vocabulary(), holdout=0.0)
+    tool = Tool("route", "Plan a route", {"type": "object", "properties": {
+        "avoid_tolls": {"type": "boolean", "default": False}, "show_traffic": {"type": "boolean", "default": True},
+        "include_images": {"type": "boolean"}, "metric": {"type": "boolean"}}, "required": ["metric"]})
+    p = prepare(tool, "travel", "route", "library")
+    on: Counter = Counter()
+    for s in range(400):
+        args = sampler.draw_fields(p.kinds, ["metric"], random.Random(s), False, optional_share=1.0)
+        on.update(k for k, v in args.items() if v)
+    assert 280 <= on["avoid_tolls"] <= 360 and 40 <= on["show_traffic"] <= 120
+    assert 280 <= on["include_images"] <= 360 and 150 <= on["metric"] <= 250
+    said = {"".join(piece.text for piece in mention(p.kinds["include_images"], True, random.Random(s), {}))
+            for s in range(200)}
+    assert "including images" in said and not any(":" in x for x in said)
+
+
 def test_list_items_with_commas_are_kept_apart_by_semicolons():
     kind = classify("cities", {"type": "array", "items": {"type": "string"}, "description": "City and country of each stop"}, {})
     assert kind.items.qualify == "country"

@@ -233,10 +233,13 @@ def write_arithmetic(value: str, power: str = "**") -> str | None:
     return out
 
 
-# How a boolean parameter is said, for data_gen (which writes requests this way) and for the runtime
-# (which reads a flag the model left out back from them): "{noun}" is the parameter's noun phrase.
-FLAG_PHRASES = {True: ("with {noun}", "{noun} enabled", "{noun} turned on", "include {noun}", "{noun}: yes"),
-                False: ("without {noun}", "{noun} disabled", "{noun} turned off", "no {noun}", "{noun}: no")}
+# How a boolean parameter is said: data_gen writes requests this way and verifies them against these
+# phrases. "{noun}" is the parameter's noun phrase; the last of each is the form-filling one, which
+# requests leave out.
+FLAG_PHRASES = {True: ("with {noun}", "{noun} enabled", "{noun} turned on", "include {noun}", "including {noun}",
+                       "{noun}: yes"),
+                False: ("without {noun}", "{noun} disabled", "{noun} turned off", "no {noun}", "excluding {noun}",
+                        "{noun}: no")}
 
 
 def flag_phrases(noun: str, value: bool) -> list[str]:

@@ -38,6 +38,13 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "calculate_tax: Calculate income tax owed | income:num=Annual income; country:str=Country of residence; ?filing_status:enum(single,married,head_of_household)/single=Filing status",
         "get_crypto_price: Get the current price of a cryptocurrency | coin:enum(bitcoin,ethereum,solana,cardano,dogecoin)=Cryptocurrency; ?currency:str/USD=Currency code for the price",
         "portfolio_value: Compute the value of a stock portfolio | holdings:obj{symbol:str=Ticker symbol; shares:int=Number of shares}[]=Positions in the portfolio",
+        # rates as the finance libraries take them, a decimal fraction (numpy-financial, spreadsheet functions)
+        "future_value: Compute the future value of regular deposits | rate:num=Interest rate per period as a decimal (not per cent); periods:int=Number of payment periods; payment:num=Amount deposited each period; ?present_value:num=Amount already invested at the start",
+        "net_present_value: Compute the net present value of a series of cash flows | discount_rate:num=Discount rate per period; cash_flows:num[]=Cash flow of each period, the first at time zero",
+        "rebalance_portfolio: Rebalance an investment account to target weights | account_id:str=Account identifier; targets:obj{symbol:str=Ticker symbol; weight:num(0..1)=Target share of the account}[]=Target allocation",
+        "amortization_schedule: Build the repayment schedule of a loan | principal:num=Amount borrowed; annual_interest_rate:num=Annual interest rate as a decimal, e.g. 0.045 for 4.5%; term_months:int=Length of the loan in months; ?extra_payment:num=Extra amount paid each month",
+        "project_savings_growth: Project how savings grow over the years | initial_deposit:num=Amount invested today; annual_return:num=Expected annual rate of return; years:int=Number of years; ?monthly_contribution:num=Amount added every month",
+        "adjust_for_inflation: Express an amount in the money of a later year | amount:num=Amount in today's money; inflation_rate:num=Annual inflation rate as a fraction; years:int=Number of years",
     ],
     "travel": [
         "search_flights: Search for flights between two airports | origin:str=Departure airport code; destination:str=Arrival airport code; date:date=Departure date; ?passengers:int/1=Number of passengers; ?cabin:enum(economy,premium,business,first)/economy=Cabin class",
@@ -66,6 +73,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "log_workout: Log a workout session | activity:enum(running,cycling,swimming,rowing,yoga,lifting)=Type of workout; duration_minutes:int=Length in minutes; ?calories:int=Calories burned",
     ],
     "science": [
+        "split_dataset: Split a dataset into training and test sets | dataset:str=Dataset name or path; test_size:num(0..1)=Share of rows held out for testing; ?shuffle:bool/true=Shuffle the rows before splitting",
         "get_element_info: Get properties of a chemical element | element:str=Element name",
         "molar_mass: Calculate the molar mass of a chemical formula | formula:str=Chemical formula such as H2O",
         "convert_temperature: Convert a temperature between scales | value:num=Temperature to convert; from_scale:enum(celsius,fahrenheit,kelvin)=Scale of the input; to_scale:enum(celsius,fahrenheit,kelvin)=Scale to convert to",
@@ -93,6 +101,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "rate_movie: Rate a movie you watched | movie:str=Movie title; stars:int=Rating from 1 to 5",
     ],
     "devices": [
+        "set_light_state: Set the state of a smart light | selector:str=Light label or group; brightness:num(0..1)=Brightness from 0.0 to 1.0; ?duration:num=Seconds the change takes",
         "set_thermostat: Set the thermostat to a temperature | temperature:num=Target temperature in celsius; ?room:str=Room of the thermostat",
         "toggle_device: Turn a smart home device on or off | device:str=Device name; state:enum(on,off)=Desired state",
         "set_light_color: Change the color of the lights in a room | room:str=Room name; color:str=Light color; ?brightness:int=Brightness in percent",
@@ -106,6 +115,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
         "preheat_oven: Preheat the oven | temperature:int=Temperature in celsius; ?mode:enum(bake,convection,grill)/bake=Oven mode",
     ],
     "lookup": [
+        "detect_objects: Detect the objects in an image | image_url:url=Address of the image; ?min_confidence:num(0..1)/0.5=Lowest confidence score to report; ?max_results:int(1..50)/10=Most objects to return",
         "get_country_capital: Get the capital city of a country | country:str=Country name",
         "get_population: Get the population of a city | city:str=City name; ?year:int=Year of the estimate",
         "define_word: Look up the definition of a word | word:str=The word to define; ?language:str/en=Language code",
@@ -222,6 +232,7 @@ TRAIN_BLUEPRINTS: dict[str, list[str]] = {
     # attendees, waypoints), arrays of enums, ranges, formats, defaults, longer descriptions and the
     # naming styles of SDKs (Resource_method, dotted, camelCase)
     "commerce": [
+        "apply_cart_discount: Apply a discount to a shopping cart | cart_id:str=Cart identifier; discount:num(0..1)=Discount as a share of the price; ?reason:str=Why the discount is given",
         "Orders_create: Create a sales order for a customer. Prices come from the catalogue unless a unit price is given | customer_id:str=Customer account number; lines:obj{sku:str=Product SKU; quantity:int(1..500)=Number of units; ?unit_price:num=Price per unit, overriding the catalogue}[]=Order lines; ?shipping_method:enum(standard,express,overnight)/standard=Shipping speed",
         "inventory.adjustStock: Adjust stock levels at a warehouse after a count or a delivery | warehouse:str=Warehouse code; adjustments:obj{sku:str=Product SKU; delta:int(-500..500)=Change in units, negative to remove}[]=Stock changes; ?reason:enum(recount,damage,delivery,return)/recount=Why the stock changed",
         "createPurchaseOrder: Create a purchase order to a supplier | supplier:str=Supplier company; items:obj{product:str=Product name; quantity:int(1..1000)=Units to order; unit_cost:num=Cost per unit}[]=Items to order; deliver_by:date=Latest delivery date; ?deliver_to:obj{street:str=Street and number; city:str=City; postal_code:str=Postal code}=Delivery address",

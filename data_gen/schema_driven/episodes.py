@@ -480,8 +480,9 @@ def order_ranges(args: dict[str, Any]) -> dict[str, Any]:
 
 # ----- verification -----------------------------------------------------------------------------------
 def _present(form: str, text: str) -> bool:
-    """`form` appears in `text` as a whole token run (case-insensitive): "5" is not in "15" or "2025-05-14"."""
-    return re.search(r"(?<![\w.:/-])" + re.escape(form.lower()) + r"(?![\w/]|[.:-]\d)", text) is not None
+    """`form` appears in `text` as a whole token run (case-insensitive): "5" is not in "15", "5%" or
+    "2025-05-14"."""
+    return re.search(r"(?<![\w.:/-])" + re.escape(form.lower()) + r"(?![\w/%]|[.:-]\d)", text) is not None
 
 
 def grounding_problem(kind: Kind, value: Any, text: str, aliases: dict[str, list[str]], *, alone: bool = True) -> bool:

@@ -86,7 +86,7 @@ _UNNAMING = {"all", "any", "none", "both", "default", "auto", "other", "yes", "n
 ROLE_MENTION = {"from": ["from {v}", "from {v}", "{n} {v}"], "to": ["to {v}", "to {v}", "into {v}", "{n} {v}"]}
 ROLE_KINDS = {"city", "country", "currency", "language", "language_code", "airport", "date", "datetime", "time",
               "person", "email", "address", "generic", "int", "number", "year", "count"}
-NUMERIC_SEMS = {"int", "number", "amount", "count", "percent", "year"}
+NUMERIC_SEMS = {"int", "number", "amount", "count", "percent", "fraction", "year"}
 _SENTENCE = re.compile(r"(?<=[a-z0-9)])\.\s+(?=[A-Z])")
 
 
@@ -309,7 +309,7 @@ def mention(kind: Kind, value: Any, rng: random.Random, aliases: dict[str, list[
     if kind.sem == "const":
         return []
     if kind.sem == "bool":
-        return [Piece(rng.choice(flag_phrases(kind.noun, value)[:4]), is_slot=True)]
+        return [Piece(rng.choice(flag_phrases(kind.noun, value)[:-1]), is_slot=True)]
     said = value_pieces(kind, value, rng, aliases)
     if also:
         said = join_list([said] + [value_pieces(kind, v, rng, aliases) for v in also], rng)

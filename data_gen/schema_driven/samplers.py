@@ -219,7 +219,11 @@ def classify(name: str, spec: Any, root: Mapping[str, Any], depth: int = 0) -> K
                     raise
     elif t in ("integer", "number"):
         kind.sem = _numeric_sem(ws, dws, t)
-        kind.unit = _unit_words(ws, words_of(desc))
+        if t == "number" and kind.sem in ("number", "amount") and is_unit_interval(s):
+            kind.sem = "fraction"        # a share, a probability or a threshold between 0 and 1
+        kind.unit = _unit_words(ws, words_of(desc)) if kind.sem != "fraction" else []
+        if kind.sem == "number" and "%" in kind.unit:       # "Annual interest rate in percent"
+            kind.sem = "percent"
     elif (t == "string" or t is None) and asks_comma_separated(s):
         kind.sem = "csv"             # "Comma-separated ticker symbols": a list said as a list, joined by commas
         kind.items = classify(_singular(name), {"type": "string", "description": COMMA_SEPARATED.sub("", desc)},
@@ -298,6 +302,8 @@ def _numeric_sem(ws: list[str], dws: set[str], t: str) -> str:
         return "longitude"
     if w & {"percent", "percentage", "pct"} or "percentage" in dws:
         return "percent"
+    if t == "number" and is_fraction_rate(w, dws):
+        return "fraction"
     if w & {"limit", "count", "num", "number", "top", "k", "max", "results", "quantity", "qty", "size", "n",
             "guests", "people", "adults", "children", "rooms", "nights", "page", "servings", "rating", "stars"}:
         return "count" if t == "integer" else "amount"
@@ -305,6 +311,27 @@ def _numeric_sem(ws: list[str], dws: set[str], t: str) -> str:
              "revenue", "profit", "sales", "investment", "deposit", "fee", "loan", "rent"}:
         return "amount"
     return "int" if t == "integer" else "number"
+
+
+# what a rate is of, in finance libraries' parameters that take it as a decimal (numpy-financial's
+# `rate`: "Rate of interest as decimal (not per cent) per period"; Excel's RATE, PMT and NPV alike)
+RATE_OF = {"interest", "discount", "growth", "return", "inflation", "yield", "apr", "apy", "coupon"}
+
+
+def is_fraction_rate(ws: set[str], dws: set[str]) -> bool:
+    """Whether a number parameter takes a share as a decimal fraction, so a request's "5%" is 0.05: its
+    description says so ("as a decimal", "fraction"), or it is a rate of interest, discount, growth or
+    return that says no percent ("Annual interest rate"; not "Annual interest rate in percent")."""
+    if dws & {"decimal", "fraction"} and "places" not in dws:      # "as a decimal (not per cent)"
+        return True
+    if dws & {"percent", "cent", "places"}:
+        return False
+    return "rate" in ws | dws and bool((ws | dws) & RATE_OF)
+
+
+def is_unit_interval(s: Mapping[str, Any]) -> bool:
+    """A number that runs from 0 to 1 (`minimum` 0, `maximum` 1): a share people say as a percent ("80%")."""
+    return s.get("minimum", s.get("exclusiveMinimum")) == 0 and s.get("maximum", s.get("exclusiveMaximum")) == 1
 
 
 def _unit_words(ws: list[str], desc_words: list[str]) -> list[str]:
@@ -317,6 +344,14 @@ def _unit_words(ws: list[str], desc_words: list[str]) -> list[str]:
                 continue
             return [] if "per" in words[i + 1:i + 2] else V.UNITS[w]
     return []
+
+
+def optional_flag(kind: Kind, rng: random.Random) -> bool:
+    """An optional flag a request mentions: people name a flag to change it from its default ("with
+    details", "including tolls"), so mostly the other value; "on" mostly when the schema gives no default."""
+    default = kind.spec.get("default")
+    usual = not default if isinstance(default, bool) else True
+    return usual if rng.random() < 0.8 else not usual
 
 
 class Sampler:
@@ -370,7 +405,8 @@ class Sampler:
             if not needed and ((skip_optional_const and kind.sem == "const") or rng.random() >= optional_share):
                 continue
             try:
-                out[key] = self.draw(kind, rng, eval_pool, optional_share)
+                out[key] = self.draw(kind, rng, eval_pool, optional_share) if needed or kind.sem != "bool" \
+                    else optional_flag(kind, rng)
             except Unsupported:
                 if needed:
                     raise
@@ -418,7 +454,7 @@ class Sampler:
     def number(self, kind: Kind, rng: random.Random) -> int | float:
         s, sem = kind.spec, kind.sem
         integer = s.get("type") == "integer"
-        lo, hi = {"year": (1990, 2026), "latitude": (-80, 80), "longitude": (-170, 170), "percent": (1, 95),
+        lo, hi = {"year": (1990, 2026), "latitude": (-80, 80), "longitude": (-170, 170), "percent": (1, 95), "fraction": (0, 1),
                   "count": (1, 20), "amount": (5, 2000), "int": (1, 100), "number": (1, 500)}[sem]
         if "minimum" in s:
             lo = max(lo, s["minimum"]) if s["minimum"] <= hi else s["minimum"]
@@ -445,6 +481,21 @@ class Sampler:
             return n if integer else float(n)
         if step:
             raise Unsupported("float_multiple_of")
+        rate = "rate" in words_of(f"{kind.noun} {s.get('description', '')}")
+        if sem == "fraction" and not rate:
+            pct = rng.choice([rng.randrange(5, 100, 5), rng.randrange(5, 100, 5), rng.randint(1, 99)])   # "80%", "35%"
+            x = pct / 100
+            if _within(x, s):
+                return x
+            raise Unsupported("fraction_range")
+        if sem == "fraction" or sem == "percent" and rate:
+            # the rates people quote: whole percents mostly, halves and one decimal too ("3.5%", "4.25%")
+            pct = rng.choice([rng.randint(1, 15), rng.randint(1, 15), rng.randint(1, 9) + rng.choice([0.25, 0.5, 0.75]),
+                              round(rng.uniform(1, 12), 1)])
+            x = round(pct / 100, 6) if sem == "fraction" else float(pct)
+            if lo <= x <= hi and _within(x, s):
+                return x
+            raise Unsupported("rate_range")
         if sem == "amount" and "maximum" not in s and "exclusiveMaximum" not in s and rng.random() < 0.15:
             # the large round sums people say in words: "$1.2M", "250 thousand", "3.5 million"
             head = rng.choice([rng.randint(1, 9), round(rng.uniform(1.1, 9.9), 1), rng.randint(10, 950)])
@@ -504,6 +555,12 @@ class Sampler:
         if (sem, eval_pool) in self.pools:
             return self.pick(sem, rng, eval_pool)
         return self.pick("generic", rng, eval_pool)
+
+
+def _within(x: float, s: Mapping[str, Any]) -> bool:
+    """`x` is inside the schema's numeric bounds."""
+    return s.get("minimum", x) <= x <= s.get("maximum", x) and \
+        s.get("exclusiveMinimum", x - 1) < x < s.get("exclusiveMaximum", x + 1)
 
 
 def _fits(value: str, s: Mapping[str, Any]) -> bool:
@@ -577,6 +634,9 @@ def forms(kind: Kind, value: Any, aliases: Mapping[str, list[str]] | None = None
         base = number_forms(value) if sem != "year" else [str(int(value))]
         if sem == "percent":
             return base + [f"{base[0]}%", f"{base[0]} percent"]
+        if sem == "fraction":        # a percent mostly ("4.5%" listed twice), the decimal as written sometimes
+            pct = number_forms(round(value * 100, 6))[0]
+            return [f"{pct}%", f"{pct} percent", f"{pct}%", base[0]]
         said = base + scaled_forms(value)
         if sem == "amount" and MONEY_WORDS & set(words_of(kind.noun) + words_of(str(kind.spec.get("description", "")))):
             said += [f"${f}" for f in base[1:2] + scaled_forms(value, money=True)]
