@@ -3,6 +3,7 @@ generated data resembles what users send.
 
     python -m data_gen.stats data/default --reference benchmarks/reference_requests.txt
     python -m data_gen.stats data/default data/other --split train --sample 2000 --perplexity 200 --json out.json
+    python -m data_gen.stats data/default --rows schema --sample 300 --perplexity 300   # schema-driven rows only
 
 Per source, over rows whose last request gets a call (a sample of `--sample` rows):
 - request length (median characters) and sentences per request (mean): people give context and spread
@@ -80,11 +81,19 @@ def request_measures(texts: Sequence[str]) -> dict[str, Any]:
             "form_like_share": round(sum(bool(FORM_LIKE.search(t)) for t in texts) / len(texts), 3)}
 
 
-def dataset_rows(path: str, split: str, sample: int, seed: int) -> list[dict]:
+ROW_KINDS = ("all", "builtin", "schema")
+
+
+def dataset_rows(path: str, split: str, sample: int, seed: int, kind: str = "all") -> list[dict]:
+    """Up to `sample` rows with calls; `kind` "builtin" keeps the built-in tools' rows, "schema" the
+    schema-driven ones (tools known by their schema: the library and the user's)."""
     from toolcore.suites import load_split
 
+    from .schema_driven.episodes import row_tags
+
     ds = load_split(path, split)
-    rows = [r for r in ds if r["num_calls"] > 0]
+    rows = [r for r in ds if r["num_calls"] > 0 and
+            (kind == "all" or (row_tags(r["id"]) is not None) == (kind == "schema"))]
     random.Random(seed).shuffle(rows)
     return rows[:sample]
 
@@ -182,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--reference", action="append", default=[], help="a file of requests people wrote, one a line")
     ap.add_argument("--perplexity", type=int, default=0, help="requests per source scored by the base model (0: off)")
     ap.add_argument("--no-tokens", action="store_true", help="skip prompt token counts (no tokenizer load)")
+    ap.add_argument("--rows", choices=ROW_KINDS, default="all",
+                    help="which rows of each dataset: all, the built-in tools' (builtin) or the schema-driven (schema)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
@@ -191,8 +202,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         sources: dict[str, tuple[list[str], list[dict] | None]] = {}
         for path in args.datasets:
-            rows = dataset_rows(path, args.split, args.sample, args.seed)
-            sources[f"{path} ({args.split})"] = ([request(r)[0] for r in rows], rows)
+            rows = dataset_rows(path, args.split, args.sample, args.seed, args.rows)
+            label = args.split if args.rows == "all" else f"{args.split}, {args.rows} rows"
+            sources[f"{path} ({label})"] = ([request(r)[0] for r in rows], rows)
         for path in args.reference:
             sources[Path(path).name] = (reference_texts(path), None)
     except ToolkitError as e:

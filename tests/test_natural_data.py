@@ -152,6 +152,10 @@ def test_stats_measure_requests_tools_and_prompts(tmp_path, capsys):
 
     rows = dataset_rows(str(data), "train", 200, 0)
     assert rows and all(r["num_calls"] > 0 for r in rows)
+    every = dataset_rows(str(data), "train", 10_000, 0)
+    schema, builtin = (dataset_rows(str(data), "train", 10_000, 0, kind) for kind in ("schema", "builtin"))
+    assert schema and builtin and len(schema) + len(builtin) == len(every)
+    assert all("-g." in r["id"] for r in schema) and not any("-g." in r["id"] for r in builtin)
     texts = [request(r)[0] for r in rows]
     tok = tiny_tokenizer(texts + [json.dumps(json.loads(r["tools"])) for r in rows[:50]], vocab_size=500)
     table = measure({"gen": (texts, rows), "people": (["One. Two sentences here."], None)}, tokenizer=tok)
@@ -166,6 +170,8 @@ def test_stats_measure_requests_tools_and_prompts(tmp_path, capsys):
     stats_main([str(data), "--reference", str(ref), "--no-tokens", "--sample", "50", "--json", str(tmp_path / "s.json")])
     out = capsys.readouterr().out
     assert "ref.txt" in out and json.loads((tmp_path / "s.json").read_text())["ref.txt"]["sentences_mean"] == 2.0
+    stats_main([str(data), "--rows", "schema", "--no-tokens", "--sample", "20", "--json", str(tmp_path / "g.json")])
+    assert json.loads((tmp_path / "g.json").read_text())[f"{data} (train, schema rows)"]["requests"] == 20
     with pytest.raises(SystemExit, match="reference file does not exist"):
         stats_main([str(data), "--reference", str(tmp_path / "absent.txt"), "--no-tokens"])
     with pytest.raises(ToolkitError, match="context_share"):

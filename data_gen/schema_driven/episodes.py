@@ -478,6 +478,19 @@ def order_ranges(args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+# ----- row ids -----------------------------------------------------------------------------------------
+ROW_MARK = "-g."     # a schema-driven row's id: <seed>-<i>-g.<shape>.<source>[.masked]
+
+
+def row_id_suffix(shape: str, source: str, masked: bool) -> str:
+    return f"{ROW_MARK}{shape}.{source}" + (".masked" if masked else "")
+
+
+def row_tags(row_id: str) -> list[str] | None:
+    """[shape, source(, "masked")] of a schema-driven row's id; None for a built-in tools' row."""
+    return row_id.split(ROW_MARK, 1)[1].split(".") if ROW_MARK in row_id else None
+
+
 # ----- verification -----------------------------------------------------------------------------------
 def _present(form: str, text: str) -> bool:
     """`form` appears in `text` as a whole token run (case-insensitive): "5" is not in "15", "5%" or

@@ -26,7 +26,7 @@ from toolcore.registry import BUILTIN_DIR, ToolRegistry
 from toolcore.vocab import Vocabulary
 
 from ..slots import stable_fraction
-from .episodes import EpisodeBuilder, GDraft, Prepared, check, prepare
+from .episodes import EpisodeBuilder, GDraft, Prepared, check, prepare, row_id_suffix, row_tags
 from .library import build_library, check_disjoint, unseen_library
 from .samplers import Sampler, Unsupported
 
@@ -113,7 +113,7 @@ class GeneralSource:
         ctx = ExecutionContext(now=datetime(2026, 1, 1) + timedelta(minutes=rng.randrange(365 * 24 * 60)), rng=rng)
         draft = self.builder.build(rng, eval_pool, self.pools[eval_pool], ctx)
         draft.meta["rng"] = rng
-        draft.meta["id_suffix"] = f"-g.{draft.shape}.{draft.source}" + (".masked" if draft.masked else "")
+        draft.meta["id_suffix"] = row_id_suffix(draft.shape, draft.source, draft.masked)
         return draft
 
     def check(self, draft: GDraft) -> str | None:
@@ -154,8 +154,8 @@ class GeneralSource:
         return out
 
     def manifest(self, records: list[dict[str, Any]], teacher: dict[str, int]) -> dict[str, Any]:
-        rows = [r for r in records if "-g." in r["id"]]
-        tags = [r["id"].split("-g.", 1)[1].split(".") for r in rows]
+        rows = [r for r in records if row_tags(r["id"]) is not None]
+        tags = [row_tags(r["id"]) for r in rows]
         return {
             "share": self.g.share,
             "rows": len(rows),
