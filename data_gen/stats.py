@@ -203,6 +203,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         sources: dict[str, tuple[list[str], list[dict] | None]] = {}
         for path in args.datasets:
             rows = dataset_rows(path, args.split, args.sample, args.seed, args.rows)
+            if not rows:
+                sys.exit(f"error: {path} ({args.split}): no {'' if args.rows == 'all' else args.rows + ' '}rows with "
+                         f"calls to measure (a --rows or --split its data lacks?)")
             label = args.split if args.rows == "all" else f"{args.split}, {args.rows} rows"
             sources[f"{path} ({label})"] = ([request(r)[0] for r in rows], rows)
         for path in args.reference:

@@ -172,6 +172,11 @@ def test_stats_measure_requests_tools_and_prompts(tmp_path, capsys):
     assert "ref.txt" in out and json.loads((tmp_path / "s.json").read_text())["ref.txt"]["sentences_mean"] == 2.0
     stats_main([str(data), "--rows", "schema", "--no-tokens", "--sample", "20", "--json", str(tmp_path / "g.json")])
     assert json.loads((tmp_path / "g.json").read_text())[f"{data} (train, schema rows)"]["requests"] == 20
+    builtin_only = tmp_path / "builtin_only"
+    generate(DataGenConfig(output_dir=str(builtin_only), num_conversations=40, shard_size=40, schema_data=SchemaDataConfig(
+        share=0.0, bfcl_paths=[])), progress=False)
+    with pytest.raises(SystemExit, match="no schema rows with calls"):
+        stats_main([str(builtin_only), "--rows", "schema", "--no-tokens"])
     with pytest.raises(SystemExit, match="reference file does not exist"):
         stats_main([str(data), "--reference", str(tmp_path / "absent.txt"), "--no-tokens"])
     with pytest.raises(ToolkitError, match="context_share"):
