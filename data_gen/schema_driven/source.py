@@ -154,8 +154,8 @@ class GeneralSource:
         return out
 
     def manifest(self, records: list[dict[str, Any]], teacher: dict[str, int]) -> dict[str, Any]:
-        rows = [r for r in records if row_tags(r["id"]) is not None]
-        tags = [row_tags(r["id"]) for r in rows]
+        tagged = [(r, t) for r in records if (t := row_tags(r["id"])) is not None]
+        rows, tags = [r for r, _ in tagged], [t for _, t in tagged]
         return {
             "share": self.g.share,
             "rows": len(rows),
